@@ -1,0 +1,99 @@
+// The two verbs every stage must provide: park and ready.
+//
+// Channels, mutexes and wait groups (chan.h, mutex.h, wait_group.h) are
+// written once, against this interface, the way Go's chan.go is written
+// against gopark and goready. Each stage answers "how does a goroutine wait?"
+// in its own way, and only that answer changes from stage to stage:
+//
+//   stage 1  a goroutine is a task on an OS thread; park blocks the thread
+//            (a Note), ready wakes the thread.
+//   stage 2+ a goroutine is a green thread; park switches to the scheduler,
+//            ready puts the goroutine back on a run queue.
+//
+// Protocol (Go's gopark with an unlock function):
+//   1. The goroutine locks the object, finds it must wait, puts a Sudog on
+//      the object's WaitQ and calls S::park(sudog, lock, reason).
+//   2. park records the goroutine as waiting, and only then releases the
+//      object's lock. A waker must take that lock to find the sudog, so it
+//      cannot wake the goroutine before it is recorded as waiting.
+//   3. A waker locks the object, claims the sudog (WaitQ::dequeue), hands
+//      over what the waiter waits for (a value, the mutex), unlocks, and
+//      calls S::ready(sudog).
+//   4. park returns true. Or, if the runtime cancelled the wait because main
+//      returned, false: the goroutine unlinks its sudog and throws Goexit.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "common/sudog.h"
+#include "common/wait_queue.h"
+#include "common/wait_reason.h"
+
+namespace gmp {
+
+/// What a stage provides so that the shared objects can block goroutines.
+/// `S` is a type with static members only:
+///  - `G`: the stage's goroutine handle (copyable, cheap).
+///  - `current_g(op)`: the calling goroutine; throws gmp::UsageError naming
+///    `op` when called from a thread that is not running a goroutine.
+///  - `goid(g)`: the goroutine's id; only the goroutine itself may ask.
+///  - `park(sudog, lock, reason)`: steps 2 and 4 above; `lock` is held on
+///    entry and released on return; returns false if the wait was cancelled.
+///  - `ready(sudog)`: step 3; the caller claimed `sudog`; any goroutine.
+template <class S>
+concept Scheduler =
+    requires(typename S::G g, Sudog<typename S::G>& s,
+             std::unique_lock<std::mutex>& lock, WaitReason why,
+             const char* op) {
+      { S::current_g(op) } -> std::same_as<typename S::G>;
+      { S::goid(g) } -> std::convertible_to<std::uint64_t>;
+      { S::park(s, lock, why) } -> std::same_as<bool>;
+      { S::ready(s) } noexcept -> std::same_as<void>;
+    };
+
+/// Parks the calling goroutine on queue `q` of an object whose lock is held
+/// by `lock`, with sudog `s` on its own stack (Go's goparkunlock). Returns,
+/// with `lock` released, once a waker claimed `s` and readied the goroutine;
+/// throws gmp::Goexit if the runtime cancelled the wait. Fill in what the
+/// waker needs (a channel's `elem`) before calling.
+template <Scheduler S>
+void park_on(WaitQ<typename S::G>& q, Sudog<typename S::G>& s,
+             std::unique_lock<std::mutex>& lock, WaitReason why) {
+  q.enqueue(&s);
+  if (S::park(s, lock, why)) return;  // claimed and readied by a waker
+  lock.lock();                        // cancelled: runtime is exiting
+  q.remove(&s);
+  lock.unlock();
+  throw Goexit{};
+}
+
+/// Readies every sudog of a chain made by WaitQ::dequeue_all. Call it after
+/// unlocking the object: a readied goroutine may run at once and lock it.
+template <Scheduler S>
+void ready_all(Sudog<typename S::G>* chain) noexcept {
+  while (chain != nullptr) {
+    Sudog<typename S::G>* next = chain->next;  // read first: after ready()
+    chain->next = nullptr;                     // the sudog may be gone
+    S::ready(*chain);
+    chain = next;
+  }
+}
+
+/// The destructor check of every object with wait queues: `waiters` lists
+/// the goroutines still waiting (WaitQ::describe); if any, the program ends,
+/// since they would wake up inside a destroyed object. Any thread.
+inline void check_not_waited_on(std::string_view object,
+                                const std::string& waiters) noexcept {
+  if (waiters.empty()) return;
+  fatal(std::string(object) + " destroyed while goroutines wait on it: " +
+        waiters +
+        ". An object must outlive every goroutine that blocks on it.");
+}
+
+}  // namespace gmp

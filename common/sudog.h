@@ -1,0 +1,83 @@
+// Sudog: one goroutine waiting on one object (Go's sudog, runtime2.go).
+//
+// A goroutine that blocks on a channel, mutex or wait group puts a sudog on
+// that object's wait queue and parks. The sudog lives on the waiting
+// goroutine's own stack for as long as it waits: nothing is allocated.
+//
+// Claiming (the "Delicate dance" of this file)
+// ---------------------------------------------
+// Exactly one party may wake a parked goroutine, and it must be decided who:
+//   1. a waker (a send matching a receive, an unlock, the last done()),
+//      which found the sudog on the object's wait queue, under its lock;
+//   2. the runtime, cancelling every parked goroutine when main returns;
+//   3. a timer, for a timed wait (sleep_for).
+// Each party first tries to move `state` from kWaiting to its own value with
+// one compare-and-swap. Only the winner wakes the goroutine, so a goroutine
+// is never woken twice, and its sudog is never touched after it has been
+// woken (which would be a use-after-free: the sudog is on its stack). Go
+// uses the same idea for select (g.selectDone) and timers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace gmp {
+
+/// One goroutine waiting on one object. `G` is the stage's goroutine handle.
+template <class G>
+struct Sudog {
+  /// Who may wake the goroutine; changed once, from kWaiting, by try_claim()
+  /// or try_cancel().
+  enum State : std::uint8_t {
+    kWaiting,    ///< parked (or about to park); nobody has claimed it yet
+    kClaimed,    ///< a waker (or the timer) will wake it: the wait succeeded
+    kCancelled,  ///< the runtime will wake it to end it (Goexit)
+  };
+
+  Sudog(G g_, std::uint64_t goid_) noexcept : g(g_), goid(goid_) {}
+  Sudog(const Sudog&) = delete;
+  Sudog& operator=(const Sudog&) = delete;
+
+  const G g;                ///< the waiting goroutine; immutable
+  const std::uint64_t goid;  ///< its id, for reports; immutable
+
+  /// Channel operations: the sender's value, or where the receiver wants
+  /// its value. Protected by the object's lock until claimed, then owned by
+  /// the claimer until it wakes the goroutine.
+  void* elem = nullptr;
+  /// Channel operations: true when woken by a matching send or receive,
+  /// false when woken by close. Written by the claimer before the wakeup,
+  /// read by the waiter after it (the wakeup orders the two).
+  bool success = false;
+
+  /// Intrusive links of the WaitQ that holds the sudog. Protected by the
+  /// lock of the object that owns that queue.
+  Sudog* prev = nullptr;
+  Sudog* next = nullptr;
+
+  /// kWaiting until one party claims the wakeup. Atomic: written by at most
+  /// one winning CAS from any thread, read by the waiter after it is woken.
+  std::atomic<State> state{kWaiting};
+
+  /// Claims the wakeup for a waker or a timer. True for exactly one caller.
+  bool try_claim() noexcept { return try_move_to(kClaimed); }
+  /// Claims the wakeup for the runtime's cancellation. True for one caller.
+  bool try_cancel() noexcept { return try_move_to(kCancelled); }
+  /// Whether the wait succeeded. Only the waiter, after it was woken.
+  bool claimed() const noexcept {
+    // relaxed: the wakeup that ended the wait (a Note, whose mutex orders
+    // it) happened after the winning CAS, so the final value is visible.
+    return state.load(std::memory_order_relaxed) == kClaimed;
+  }
+
+ private:
+  bool try_move_to(State to) noexcept {
+    State expected = kWaiting;
+    // relaxed: the CAS only decides who wins. The data the winner hands to
+    // the waiter (elem, success) is published by the wakeup that follows.
+    return state.compare_exchange_strong(expected, to,
+                                         std::memory_order_relaxed);
+  }
+};
+
+}  // namespace gmp

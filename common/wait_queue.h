@@ -1,0 +1,89 @@
+// WaitQ: the FIFO of sudogs waiting on one object (Go's waitq, chan.go).
+#pragma once
+
+#include <string>
+
+#include "common/check.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+
+namespace gmp {
+
+/// A first-in first-out list of waiting goroutines, linked through the
+/// sudogs themselves. Not thread-safe: every call must hold the lock of the
+/// object that owns the queue (a channel's, a mutex's, a wait group's).
+template <class G>
+class WaitQ {
+ public:
+  using Sudog = gmp::Sudog<G>;
+
+  WaitQ() = default;
+  WaitQ(const WaitQ&) = delete;
+  WaitQ& operator=(const WaitQ&) = delete;
+
+  /// True when nobody waits (cancelled sudogs not yet unlinked count).
+  bool empty() const noexcept { return first_ == nullptr; }
+
+  /// Appends `s`, which must not be in any queue.
+  void enqueue(Sudog* s) noexcept {
+    GMP_CHECK(s->prev == nullptr && s->next == nullptr,
+              "sudog already in a wait queue");
+    s->prev = last_;
+    if (last_ != nullptr) {
+      last_->next = s;
+    } else {
+      first_ = s;
+    }
+    last_ = s;
+  }
+
+  /// Removes and returns the oldest sudog that this call could claim
+  /// (Sudog::try_claim), or nullptr. Cancelled sudogs are skipped and left
+  /// in place: their goroutines unlink themselves with remove().
+  Sudog* dequeue() noexcept {
+    for (Sudog* s = first_; s != nullptr; s = s->next) {
+      if (s->try_claim()) {
+        remove(s);
+        return s;
+      }
+    }
+    return nullptr;
+  }
+
+  /// Claims and removes every claimable sudog; returns them oldest first as
+  /// a chain linked through `next` (the queue no longer uses the links), for
+  /// waking all waiters at once after unlocking (close, WaitGroup at zero).
+  Sudog* dequeue_all() noexcept {
+    Sudog* head = nullptr;
+    Sudog** tail = &head;
+    while (Sudog* s = dequeue()) {
+      *tail = s;
+      tail = &s->next;
+    }
+    return head;
+  }
+
+  /// Unlinks `s`, which must be in this queue.
+  void remove(Sudog* s) noexcept {
+    (s->prev != nullptr ? s->prev->next : first_) = s->next;
+    (s->next != nullptr ? s->next->prev : last_) = s->prev;
+    s->prev = s->next = nullptr;
+  }
+
+  /// Appends "goroutine N [reason]" for every queued sudog, oldest first,
+  /// separated by ", " (for the fatal error of an object destroyed while
+  /// goroutines wait on it).
+  void describe(WaitReason why, std::string& out) const {
+    for (const Sudog* s = first_; s != nullptr; s = s->next) {
+      if (!out.empty()) out += ", ";
+      out += "goroutine " + std::to_string(s->goid) + " [" +
+             std::string(to_string(why)) + "]";
+    }
+  }
+
+ private:
+  Sudog* first_ = nullptr;  // oldest waiter
+  Sudog* last_ = nullptr;   // newest waiter
+};
+
+}  // namespace gmp

@@ -1,0 +1,209 @@
+// Stage 1: the pool, its queue, and the life of a run (protocols 1, 2, 4).
+#include "stage1_threadpool/runtime.h"
+
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "stage1_threadpool/tls.h"
+#include "stage1_threadpool/worker.h"
+
+namespace gmp::stage1 {
+
+thread_local Worker* tls_worker = nullptr;
+
+Runtime::Runtime(Config config) : config_((config.validate(), config)) {}
+
+Runtime::~Runtime() {
+  std::lock_guard lk(mu_);
+  if (state_ != State::kStopped) {
+    fatal("stage1::Runtime destroyed while its run() is still running");
+  }
+}
+
+Stats Runtime::stats() const {
+  std::lock_guard lk(mu_);
+  Stats s = stats_;
+  s.goroutines_blocked = nblocked_;
+  return s;
+}
+
+void Runtime::run(std::function<void()> main) {
+  if (tls_worker != nullptr) {
+    throw UsageError(
+        "Runtime::run called from inside a goroutine: run() blocks its "
+        "caller until main returns; start more goroutines with go() instead");
+  }
+  if (!main) throw UsageError("Runtime::run called with an empty function");
+  {
+    std::lock_guard lk(mu_);
+    if (state_ != State::kStopped) {
+      throw UsageError("Runtime::run called while this runtime is running");
+    }
+    state_ = State::kStarting;
+    stats_ = Stats{};
+    next_goid_ = 1;
+    main_done_ = false;
+  }
+  start_workers();  // throws, with the runtime stopped again, on failure
+  std::deque<Task> never_started;
+  {
+    std::unique_lock lk(mu_);
+    queue_.push_back(Task{next_goid_++, std::move(main)});
+    stats_.goroutines_created = 1;
+    stats_.max_queue_len = 1;
+    state_ = State::kRunning;
+    work_cv_.notify_one();
+    done_cv_.wait(lk, [this] { return main_done_; });
+    never_started = exit_goroutines(lk);
+  }
+  join_workers();
+  never_started.clear();  // their functions are destroyed, never run
+  std::lock_guard lk(mu_);
+  state_ = State::kStopped;
+}
+
+// Protocol 4, after main returned: end every other goroutine. mu_ is held.
+// Returns the goroutines that never started, for the caller to destroy
+// without mu_ (their destructors are user code).
+std::deque<Runtime::Task> Runtime::exit_goroutines(
+    std::unique_lock<std::mutex>& lk) {
+  state_ = State::kExiting;  // from now on go() drops, park() cancels
+  std::deque<Task> never_started;
+  never_started.swap(queue_);
+  stats_.goroutines_never_started = never_started.size();
+  for (auto& w : workers_) {  // wake parked goroutines to unwind (Goexit)
+    if (w->parked != nullptr && w->parked->try_cancel()) {
+      if (w->wait_reason != WaitReason::kSleep) --nblocked_;
+      w->note.wakeup();
+    }
+  }
+  // Goroutines that were running finish, or throw Goexit at their next
+  // blocking call. Then every worker is idle.
+  done_cv_.wait(lk, [this] { return nidle_ == config_.procs; });
+  GMP_CHECK(nblocked_ == 0 && queue_.empty(), "goroutines left at exit");
+  state_ = State::kStopping;
+  work_cv_.notify_all();
+  return never_started;
+}
+
+void Runtime::start_workers() {
+  workers_.reserve(static_cast<size_t>(config_.procs));
+  for (int i = 0; i < config_.procs; ++i) {
+    workers_.push_back(std::make_unique<Worker>(this, i));
+  }
+  for (int i = 0; i < config_.procs; ++i) {
+    try {
+      workers_[i]->thread = std::thread(&Runtime::worker_loop, this,
+                                        workers_[i].get());
+    } catch (const std::system_error& e) {
+      {
+        std::lock_guard lk(mu_);
+        state_ = State::kStopping;
+        work_cv_.notify_all();
+      }
+      join_workers();
+      std::lock_guard lk(mu_);
+      state_ = State::kStopped;
+      throw std::system_error(
+          e.code(),
+          "stage1: could not start worker thread " + std::to_string(i + 1) +
+              " of " + std::to_string(config_.procs) +
+              "; nothing was run. Every proc is an OS thread: lower "
+              "Config.procs or raise the limits (ulimit -u, "
+              "/proc/sys/kernel/threads-max, /proc/sys/vm/max_map_count, "
+              "ulimit -v)");
+    }
+    std::lock_guard lk(mu_);
+    ++stats_.threads_created;
+  }
+}
+
+void Runtime::join_workers() noexcept {
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  workers_.clear();
+}
+
+// Protocol 2: the whole scheduler of stage 1.
+void Runtime::worker_loop(Worker* w) {
+  tls_worker = w;
+  std::unique_lock lk(mu_);
+  for (;;) {
+    while (queue_.empty() && state_ != State::kStopping) {
+      ++nidle_;
+      checkdead();
+      if (state_ == State::kExiting) done_cv_.notify_all();
+      work_cv_.wait(lk);
+      --nidle_;
+    }
+    if (queue_.empty()) break;  // kStopping
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    w->goid = task.goid;
+    lk.unlock();
+    execute(std::move(task));
+    lk.lock();
+    if (w->goid == 1) {
+      main_done_ = true;
+      done_cv_.notify_all();
+    }
+    w->goid = 0;
+  }
+  tls_worker = nullptr;
+}
+
+// Runs one goroutine to its end on the calling worker; mu_ is not held.
+void Runtime::execute(Task task) {
+  bool finished = false;
+  try {
+    task.fn();
+    finished = true;
+  } catch (const Goexit&) {
+    // ended by the runtime at exit (or by a goroutine's own Goexit)
+  } catch (...) {
+    die_of_panic(task.goid, std::current_exception());
+  }
+  task.fn = nullptr;  // its destructors run while it is still a goroutine
+  std::lock_guard lk(mu_);
+  ++(finished ? stats_.goroutines_finished : stats_.goroutines_exited);
+}
+
+// Protocol 1 (Go's newproc).
+void Runtime::newproc(std::function<void()> fn) {
+  std::unique_lock lk(mu_);
+  if (state_ == State::kExiting) {
+    lk.unlock();  // main has returned: never run; destroy fn without mu_
+    return;
+  }
+  queue_.push_back(Task{next_goid_++, std::move(fn)});
+  ++stats_.goroutines_created;
+  if (queue_.size() > stats_.max_queue_len) {
+    stats_.max_queue_len = queue_.size();
+  }
+  if (nidle_ > 0) work_cv_.notify_one();
+}
+
+void go(std::function<void()> fn) {
+  Worker* w = Sched::current_g("go");
+  if (!fn) throw UsageError("go called with an empty function");
+  w->rt->newproc(std::move(fn));
+}
+
+void yield() {
+  Sched::current_g("yield");
+  std::this_thread::yield();  // the goroutine cannot leave its thread
+}
+
+void sleep_for(std::chrono::nanoseconds d) {
+  Worker* w = Sched::current_g("sleep_for");
+  if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
+  Sudog<Worker*> s(w, w->goid);
+  if (!w->rt->park(w, s, nullptr, WaitReason::kSleep, d)) throw Goexit{};
+}
+
+}  // namespace gmp::stage1

@@ -1,0 +1,174 @@
+// Stage 1: goroutines as tasks on a fixed pool of OS threads (1:1).
+//
+// The thread pool
+// ===============
+// The notes start where everyone starts: "give each ready goroutine a free
+// thread". A Runtime owns `procs` OS threads (workers) and one queue of
+// goroutines waiting for a worker. go(f) appends f to the queue; a free
+// worker takes the oldest and runs it to the end. That is all the
+// scheduling there is: a goroutine never leaves its thread until it returns.
+//
+// Everything a goroutine does, it does with a whole OS thread:
+//   - a goroutine that blocks (Chan::recv, Mutex::lock, WaitGroup::wait,
+//     sleep_for) blocks its worker thread; the pool has one worker fewer
+//     until it wakes up;
+//   - so running N blocked goroutines at once takes N threads, each with
+//     a stack of megabytes and a kernel task to create (the demo measures
+//     both), where Go needs 2 KiB per goroutine;
+//   - and with a fixed pool, if every worker is blocked waiting for a
+//     goroutine that is still in the queue, nothing can ever run again
+//     ("thread pool starvation"). The runtime detects it and says so.
+// Stage 2 cures both by making goroutines user-space threads that give their
+// OS thread back when they block.
+//
+// Protocols
+// ---------
+// 1. go(f) (Go's newproc): lock mu_, append {new id, f} to queue_, wake one
+//    idle worker.
+// 2. A worker (Go's schedule loop, minus everything clever): lock mu_; while
+//    the queue is empty, wait (idle); take the oldest goroutine; unlock; run
+//    it to the end; repeat.
+// 3. Blocking (park/ready, see common/scheduler.h): the goroutine records
+//    itself as parked on its worker (under mu_), releases the object's lock
+//    and sleeps on the worker's Note; the waker claims its sudog and wakes
+//    the Note. The runtime counts blocked workers to detect deadlocks (5).
+// 4. Exit (Go ends the program when main returns): once main returns,
+//    queued goroutines are dropped unrun, every parked goroutine is woken
+//    with its wait cancelled so that it unwinds (gmp::Goexit), goroutines
+//    still running are waited for, and the workers are joined. run()
+//    returns with no thread and no goroutine left behind.
+// 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
+//    worker is running and none can start (all blocked, or idle with nothing
+//    queued), nothing can ever wake anyone: fatal error, naming every
+//    goroutine and what it waits for.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/chan.h"
+#include "common/mutex.h"
+#include "common/wait_group.h"
+#include "stage1_threadpool/config.h"
+#include "stage1_threadpool/sched.h"
+
+namespace gmp::stage1 {
+
+/// A Go channel whose blocked goroutines block their worker threads.
+template <class T>
+using Chan = BasicChan<T, Sched>;
+/// Go's sync.Mutex for stage 1 goroutines.
+using Mutex = BasicMutex<Sched>;
+/// Go's sync.WaitGroup for stage 1 goroutines.
+using WaitGroup = BasicWaitGroup<Sched>;
+
+/// Counters of one Runtime::run, for tests, demos and benchmarks.
+/// Conservation: created == finished + exited + never_started.
+struct Stats {
+  std::uint64_t goroutines_created = 0;   ///< main and every go()
+  std::uint64_t goroutines_finished = 0;  ///< returned from their function
+  std::uint64_t goroutines_exited = 0;    ///< unwound by Goexit at exit
+  std::uint64_t goroutines_never_started = 0;  ///< still queued at exit
+  std::uint64_t threads_created = 0;      ///< worker threads started
+  std::size_t max_queue_len = 0;          ///< longest the queue has been
+  /// Right now: goroutines parked on a channel, mutex or wait group (a
+  /// gauge, not a counter; tests use it to wait until a goroutine blocked).
+  std::int64_t goroutines_blocked = 0;
+};
+
+/// A stage 1 runtime: a fixed pool of Config::procs worker threads.
+///
+/// Thread safety: run() is called by one plain (non-goroutine) thread at a
+/// time; stats() and config() by any thread.
+class Runtime {
+ public:
+  /// Validates `config` (gmp::ConfigError if invalid). Starts no thread.
+  explicit Runtime(Config config = {});
+  /// Fatal error if the runtime is still running.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Starts the workers, runs `main` as goroutine 1, and returns once main
+  /// has returned and every other goroutine has ended (protocol 4). Can be
+  /// called again afterwards.
+  ///
+  /// Errors: gmp::UsageError if called from a goroutine, or while this
+  /// runtime runs; std::system_error, with nothing started, if a worker
+  /// thread cannot be created. An exception escaping `main` or any other
+  /// goroutine ends the program like an unrecovered panic in Go.
+  void run(std::function<void()> main);
+
+  /// The validated configuration.
+  const Config& config() const noexcept { return config_; }
+
+  /// Counters of the current or last run().
+  Stats stats() const;
+
+ private:
+  friend struct Sched;
+  friend void go(std::function<void()> fn);
+  friend void sleep_for(std::chrono::nanoseconds d);
+
+  /// Where the runtime is in run().
+  enum class State { kStopped, kStarting, kRunning, kExiting, kStopping };
+
+  /// A goroutine that has not started yet: its id and its function.
+  struct Task {
+    std::uint64_t goid;
+    std::function<void()> fn;
+  };
+
+  void start_workers();
+  void join_workers() noexcept;
+  void worker_loop(Worker* w);
+  void execute(Task task);
+  void newproc(std::function<void()> fn);
+  std::deque<Task> exit_goroutines(std::unique_lock<std::mutex>& lk);
+  bool park(Worker* w, Sudog<Worker*>& s, std::unique_lock<std::mutex>* lk,
+            WaitReason why, std::chrono::nanoseconds timeout);
+  void ready(Worker* w) noexcept;
+  void checkdead();
+
+  const Config config_;  // immutable
+
+  // Every field below is protected by mu_ (the only runtime lock). Lock
+  // order: an object's lock (Chan, Mutex, WaitGroup) before mu_.
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // idle workers wait for queue_/kStopping
+  std::condition_variable done_cv_;  // run() waits for main, then quiescence
+  State state_ = State::kStopped;
+  std::deque<Task> queue_;           // goroutines waiting for a worker, FIFO
+  // The workers; the vector is filled before any thread starts and cleared
+  // after all are joined, so only the Worker fields change while running.
+  std::vector<std::unique_ptr<Worker>> workers_;
+  int nidle_ = 0;        // workers waiting for work_cv_
+  int nblocked_ = 0;     // workers whose goroutine is parked on an object
+  bool main_done_ = false;
+  std::uint64_t next_goid_ = 1;  // main is goroutine 1, as in Go
+  Stats stats_;
+};
+
+/// Starts a new goroutine running `fn` (Go's `go fn()`): queues it; a free
+/// worker runs it. Must be called from a goroutine (gmp::UsageError
+/// otherwise; an empty `fn` is one too). Once main has returned, new
+/// goroutines are dropped without running, as Go never runs them.
+void go(std::function<void()> fn);
+
+/// Lets other threads run (Go's runtime.Gosched). In stage 1 this can only
+/// yield the OS thread: the goroutine keeps its worker. Goroutine only.
+void yield();
+
+/// Parks the calling goroutine for at least `d` (Go's time.Sleep); returns
+/// at once if d <= 0. In stage 1 the worker thread sleeps with it.
+/// Goroutine only; throws gmp::Goexit if main returns meanwhile.
+void sleep_for(std::chrono::nanoseconds d);
+
+}  // namespace gmp::stage1

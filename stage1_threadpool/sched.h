@@ -1,0 +1,38 @@
+// Stage 1's park and ready (the Scheduler interface of common/scheduler.h).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+
+namespace gmp::stage1 {
+
+class Runtime;
+struct Worker;
+
+/// How a stage 1 goroutine waits: it blocks its worker thread on the
+/// worker's Note. A goroutine is identified by the worker running it.
+struct Sched {
+  /// The goroutine handle: the worker thread that runs it.
+  using G = Worker*;
+
+  /// The calling goroutine's worker; throws gmp::UsageError naming `op`
+  /// when the calling thread is not a worker running a goroutine.
+  static G current_g(const char* op);
+
+  /// The id of the goroutine running on `g`; only that goroutine may ask.
+  static std::uint64_t goid(G g) noexcept;
+
+  /// Go's gopark: records the goroutine as waiting, releases `lock`, and
+  /// blocks the worker thread until ready(s) (returns true) or until the
+  /// runtime cancels the wait at exit (returns false).
+  static bool park(Sudog<G>& s, std::unique_lock<std::mutex>& lock,
+                   WaitReason why);
+
+  /// Go's goready: wakes the worker thread of `s`, which the caller claimed.
+  static void ready(Sudog<G>& s) noexcept;
+};
+
+}  // namespace gmp::stage1

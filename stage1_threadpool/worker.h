@@ -1,0 +1,38 @@
+// A stage 1 worker: one OS thread of the pool (an M with no P, if you like).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "common/note.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+
+namespace gmp::stage1 {
+
+class Runtime;
+
+/// One worker thread and the goroutine it runs. Internal to the runtime.
+struct Worker {
+  Worker(Runtime* runtime, int index) : rt(runtime), id(index) {}
+
+  Runtime* const rt;  ///< immutable
+  const int id;       ///< immutable; 0..procs-1, for reports
+
+  /// Started and joined by Runtime::run's thread only.
+  std::thread thread;
+
+  /// The park/ready handshake: cleared and slept on by this worker's
+  /// goroutine, woken by whoever claimed its sudog (Note is thread-safe).
+  Note note;
+
+  // Protected by rt->mu_. The worker itself writes them (with mu_ held) and
+  // may read them without mu_; other threads read them with mu_ held.
+  std::uint64_t goid = 0;               ///< goroutine running here; 0: idle
+  Sudog<Worker*>* parked = nullptr;     ///< its sudog while it is parked
+  WaitReason wait_reason = WaitReason::kNone;  ///< why it is parked
+  std::chrono::steady_clock::time_point wait_since;  ///< since when
+};
+
+}  // namespace gmp::stage1

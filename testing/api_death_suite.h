@@ -1,0 +1,103 @@
+// The fatal behaviours every stage's API must have, written once: the ways
+// a program ends, with Go's messages and Go's exit status 2. Instantiate:
+//
+//   INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiDeathTest, gmp::stage1::Api);
+//
+// Each test runs in a child process (gtest death tests).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "common/errors.h"
+#include "testing/helpers.h"
+
+namespace gmp::testing {
+
+template <class Api>
+class ApiDeathTest : public ::testing::Test {};
+
+TYPED_TEST_SUITE_P(ApiDeathTest);
+
+TYPED_TEST_P(ApiDeathTest, ExceptionEscapingAGoroutineEndsTheProgram) {
+  auto program = [] {
+    run_with<TypeParam>(procs_for<TypeParam>(2, 1), [] {
+      typename TypeParam::WaitGroup wg;
+      wg.add(1);
+      TypeParam::go([] { throw std::runtime_error("boom"); });
+      wg.wait();
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "panic: std::runtime_error: boom\n\ngoroutine 2 \\[running\\]:");
+}
+
+TYPED_TEST_P(ApiDeathTest, UnrecoveredRuntimePanicReadsAsInGo) {
+  auto program = [] {
+    run_with<TypeParam>(2, [] {
+      typename TypeParam::template Chan<int> ch;
+      ch.close();
+      ch.close();
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "panic: close of closed channel\n\ngoroutine 1 \\[running\\]:");
+}
+
+TYPED_TEST_P(ApiDeathTest, AllGoroutinesAsleepIsADeadlock) {
+  auto program = [] {
+    run_with<TypeParam>(procs_for<TypeParam>(2, 2), [] {
+      typename TypeParam::template Chan<int> ch;
+      typename TypeParam::Mutex mu;
+      mu.lock();
+      TypeParam::go([&] { std::lock_guard lk(mu); });
+      (void)ch.recv();  // nobody will ever send
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: all goroutines are asleep - deadlock!\n\n"
+              "(.|\n)*goroutine 1 \\[chan receive\\]"
+              "(.|\n)*goroutine 2 \\[sync.Mutex.Lock\\]");
+}
+
+TYPED_TEST_P(ApiDeathTest, UnlockOfUnlockedMutexIsFatal) {
+  auto program = [] {
+    run_with<TypeParam>(2, [] {
+      typename TypeParam::Mutex mu;
+      mu.unlock();
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: sync: unlock of unlocked mutex");
+}
+
+TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
+  auto program = [] {
+    typename TypeParam::Runtime rt([] {
+      typename TypeParam::Config c;
+      c.procs = procs_for<TypeParam>(2, 1);
+      return c;
+    }());
+    rt.run([&] {
+      auto ch = std::make_unique<typename TypeParam::template Chan<int>>();
+      TypeParam::go([&ch] { (void)ch->recv(); });
+      wait_until_blocked<TypeParam>(rt, 1);
+      ch.reset();  // goroutine 2 is parked inside it
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: Chan destroyed while goroutines wait on it: "
+              "goroutine 2 \\[chan receive\\]");
+}
+
+REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
+                            ExceptionEscapingAGoroutineEndsTheProgram,
+                            UnrecoveredRuntimePanicReadsAsInGo,
+                            AllGoroutinesAsleepIsADeadlock,
+                            UnlockOfUnlockedMutexIsFatal,
+                            DestroyingAnObjectAGoroutineWaitsOnIsFatal);
+
+}  // namespace gmp::testing

@@ -1,0 +1,606 @@
+// The behaviour every stage's API must have, written once. A stage
+// instantiates it with its Api type:
+//
+//   INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiSuite, gmp::stage1::Api);
+//
+// The tests check behaviour only (what a Go programmer may rely on), never
+// timing. Runs that block k goroutines at once ask for procs_for(p, k).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "testing/helpers.h"
+
+namespace gmp::testing {
+
+template <class Api>
+class ApiSuite : public ::testing::Test {
+ protected:
+  using Runtime = typename Api::Runtime;
+  using Config = typename Api::Config;
+  using WaitGroup = typename Api::WaitGroup;
+  using Mutex = typename Api::Mutex;
+  template <class T>
+  using Chan = typename Api::template Chan<T>;
+
+  static Config config(int procs) {
+    Config c;
+    c.procs = procs;
+    return c;
+  }
+};
+
+TYPED_TEST_SUITE_P(ApiSuite);
+
+// ---- Runtime and configuration ---------------------------------------
+
+TYPED_TEST_P(ApiSuite, ConfigRejectsInvalidProcs) {
+  for (int bad : {0, -1, 1 << 30}) {
+    try {
+      typename TypeParam::Runtime rt(this->config(bad));
+      ADD_FAILURE() << "procs = " << bad << " was accepted";
+    } catch (const ConfigError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("procs"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::to_string(bad)), std::string::npos) << what;
+    }
+  }
+}
+
+TYPED_TEST_P(ApiSuite, RunRunsMainOnceAndReturnsAfterIt) {
+  int runs = 0;
+  auto stats = run_with<TypeParam>(2, [&] { ++runs; });
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(stats.goroutines_created, 1u);
+  EXPECT_EQ(stats.goroutines_finished, 1u);
+}
+
+TYPED_TEST_P(ApiSuite, RuntimeCanRunAgain) {
+  typename TypeParam::Runtime rt(this->config(2));
+  int runs = 0;
+  for (int i = 0; i < 3; ++i) {
+    rt.run([&] {
+      typename TypeParam::WaitGroup wg;
+      wg.add(1);
+      TypeParam::go([&] { ++runs; wg.done(); });
+      wg.wait();
+    });
+  }
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(rt.stats().goroutines_created, 2u);  // of the last run
+}
+
+// Conservation: every goroutine runs exactly once, across proc counts,
+// spawned from main and from other goroutines.
+TYPED_TEST_P(ApiSuite, EveryGoroutineRunsExactlyOnce) {
+  constexpr int kParents = 20, kChildren = 50;
+  for (int procs : {1, 2, 4, 8}) {
+    std::vector<std::atomic<int>> seen(kParents * kChildren);
+    auto stats = run_with<TypeParam>(
+        procs_for<TypeParam>(procs, 1), [&] {
+          typename TypeParam::WaitGroup wg;
+          wg.add(kParents * kChildren);
+          for (int p = 0; p < kParents; ++p) {
+            TypeParam::go([&, p] {
+              for (int c = 0; c < kChildren; ++c) {
+                TypeParam::go([&, i = p * kChildren + c] {
+                  seen[i].fetch_add(1, std::memory_order_relaxed);
+                  wg.done();
+                });
+              }
+            });
+          }
+          wg.wait();
+        });
+    for (size_t i = 0; i < seen.size(); ++i) {
+      ASSERT_EQ(seen[i].load(), 1) << "goroutine " << i << ", procs " << procs;
+    }
+    EXPECT_EQ(stats.goroutines_created, 1u + kParents + kParents * kChildren);
+    EXPECT_TRUE(conserved(stats));
+  }
+}
+
+// ---- Misuse ------------------------------------------------------------
+
+TYPED_TEST_P(ApiSuite, GoroutineOnlyCallsFromAPlainThreadAreUsageErrors) {
+  using Api = TypeParam;
+  typename Api::template Chan<int> ch(1);
+  typename Api::WaitGroup wg;
+  typename Api::Mutex mu;
+  auto expect_usage_error = [](auto call, const std::string& op) {
+    try {
+      call();
+      ADD_FAILURE() << op << " was accepted outside a goroutine";
+    } catch (const UsageError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(op + " called outside a goroutine"),
+                std::string::npos)
+          << what;
+    }
+  };
+  expect_usage_error([] { Api::go([] {}); }, "go");
+  expect_usage_error([] { Api::yield(); }, "yield");
+  expect_usage_error([] { Api::sleep_for(std::chrono::milliseconds(1)); },
+                     "sleep_for");
+  expect_usage_error([&] { ch.send(1); }, "Chan::send");
+  expect_usage_error([&] { (void)ch.recv(); }, "Chan::recv");
+  expect_usage_error([&] { ch.close(); }, "Chan::close");
+  expect_usage_error([&] { wg.add(1); }, "WaitGroup::add");
+  expect_usage_error([&] { wg.wait(); }, "WaitGroup::wait");
+  expect_usage_error([&] { mu.lock(); }, "Mutex::lock");
+  expect_usage_error([&] { (void)mu.try_lock(); }, "Mutex::try_lock");
+  // Nothing changed: the objects still work inside a runtime.
+  run_with<Api>(2, [&] {
+    ch.send(7);
+    EXPECT_EQ(ch.recv(), 7);
+    wg.wait();  // counter still 0
+    std::lock_guard lk(mu);
+  });
+}
+
+TYPED_TEST_P(ApiSuite, RunFromInsideAGoroutineIsAUsageError) {
+  typename TypeParam::Runtime rt(this->config(2));
+  bool threw = false;
+  rt.run([&] {
+    try {
+      rt.run([] {});
+    } catch (const UsageError& e) {
+      threw = std::string(e.what()).find("inside a goroutine") !=
+              std::string::npos;
+    }
+  });
+  EXPECT_TRUE(threw);
+}
+
+TYPED_TEST_P(ApiSuite, EmptyFunctionsAreUsageErrors) {
+  typename TypeParam::Runtime rt(this->config(2));
+  EXPECT_THROW(rt.run(nullptr), UsageError);
+  bool threw = false;
+  rt.run([&] {
+    try {
+      TypeParam::go(nullptr);
+    } catch (const UsageError&) {
+      threw = true;
+    }
+  });
+  EXPECT_TRUE(threw);
+}
+
+// ---- yield and sleep_for ------------------------------------------------
+
+TYPED_TEST_P(ApiSuite, YieldReturnsToTheGoroutine) {
+  std::atomic<int> iterations{0};
+  run_with<TypeParam>(procs_for<TypeParam>(2, 1), [&] {
+    typename TypeParam::WaitGroup wg;
+    wg.add(4);
+    for (int g = 0; g < 4; ++g) {
+      TypeParam::go([&] {
+        for (int i = 0; i < 100; ++i) {
+          TypeParam::yield();
+          iterations.fetch_add(1, std::memory_order_relaxed);
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(iterations.load(), 400);
+}
+
+TYPED_TEST_P(ApiSuite, SleepForSleepsAtLeastItsDuration) {
+  using Clock = std::chrono::steady_clock;
+  run_with<TypeParam>(2, [&] {
+    auto start = Clock::now();
+    TypeParam::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(5));
+    TypeParam::sleep_for(std::chrono::nanoseconds(0));   // returns at once
+    TypeParam::sleep_for(std::chrono::nanoseconds(-5));  // so does this
+  });
+}
+
+// ---- WaitGroup ------------------------------------------------------------
+
+TYPED_TEST_P(ApiSuite, WaitGroupWaitReturnsAfterEveryDone) {
+  constexpr int kGoroutines = 16;
+  run_with<TypeParam>(procs_for<TypeParam>(2, 3), [&] {
+    std::vector<std::atomic<bool>> finished(kGoroutines);
+    typename TypeParam::WaitGroup wg;
+    wg.wait();  // zero: returns at once
+    wg.add(kGoroutines);
+    for (int i = 0; i < kGoroutines; ++i) {
+      TypeParam::go([&, i] {
+        finished[i].store(true, std::memory_order_relaxed);
+        wg.done();
+      });
+    }
+    // Several waiters at once: all are released.
+    typename TypeParam::WaitGroup waiters;
+    std::atomic<int> released{0};
+    waiters.add(2);
+    for (int w = 0; w < 2; ++w) {
+      TypeParam::go([&] {
+        wg.wait();
+        released.fetch_add(1);
+        waiters.done();
+      });
+    }
+    wg.wait();
+    for (int i = 0; i < kGoroutines; ++i) EXPECT_TRUE(finished[i].load());
+    waiters.wait();
+    EXPECT_EQ(released.load(), 2);
+  });
+}
+
+TYPED_TEST_P(ApiSuite, WaitGroupNegativeCounterPanicsAndChangesNothing) {
+  run_with<TypeParam>(2, [&] {
+    typename TypeParam::WaitGroup wg;
+    wg.add(1);
+    try {
+      wg.add(-2);
+      ADD_FAILURE() << "negative counter accepted";
+    } catch (const Panic& p) {
+      EXPECT_STREQ(p.what(), "sync: negative WaitGroup counter");
+    }
+    wg.done();  // the counter was still 1
+    wg.wait();
+    EXPECT_THROW(wg.done(), Panic);
+  });
+}
+
+// ---- Mutex ------------------------------------------------------------------
+
+TYPED_TEST_P(ApiSuite, MutexGivesMutualExclusion) {
+  constexpr int kGoroutines = 8, kIncrements = 2000;
+  for (int procs : {1, 2, 4}) {
+    long counter = 0;  // deliberately not atomic: the mutex protects it
+    run_with<TypeParam>(procs_for<TypeParam>(procs, kGoroutines), [&] {
+      typename TypeParam::Mutex mu;
+      typename TypeParam::WaitGroup wg;
+      wg.add(kGoroutines);
+      for (int g = 0; g < kGoroutines; ++g) {
+        TypeParam::go([&] {
+          for (int i = 0; i < kIncrements; ++i) {
+            std::lock_guard lk(mu);
+            ++counter;
+          }
+          wg.done();
+        });
+      }
+      wg.wait();
+    });
+    EXPECT_EQ(counter, long{kGoroutines} * kIncrements) << "procs " << procs;
+  }
+}
+
+TYPED_TEST_P(ApiSuite, MutexTryLockAndHandOffToAWaiter) {
+  typename TypeParam::Runtime rt(this->config(procs_for<TypeParam>(2, 1)));
+  rt.run([&] {
+    typename TypeParam::Mutex mu;
+    EXPECT_TRUE(mu.try_lock());
+    EXPECT_FALSE(mu.try_lock());
+    typename TypeParam::WaitGroup wg;
+    bool waiter_ran = false;
+    wg.add(1);
+    TypeParam::go([&] {
+      mu.lock();  // parks: main holds the mutex
+      waiter_ran = true;
+      mu.unlock();
+      wg.done();
+    });
+    wait_until_blocked<TypeParam>(rt, 1);
+    EXPECT_FALSE(waiter_ran);
+    mu.unlock();  // hands the mutex to the parked waiter
+    wg.wait();
+    EXPECT_TRUE(waiter_ran);
+    EXPECT_TRUE(mu.try_lock());
+    mu.unlock();
+  });
+}
+
+// ---- Chan -------------------------------------------------------------------
+
+TYPED_TEST_P(ApiSuite, UnbufferedSendIsARendezvous) {
+  typename TypeParam::Runtime rt(this->config(procs_for<TypeParam>(2, 1)));
+  for (int round = 0; round < 20; ++round) {
+    rt.run([&] {
+      typename TypeParam::template Chan<int> ch;
+      std::atomic<bool> receiving{false};
+      typename TypeParam::WaitGroup wg;
+      wg.add(1);
+      TypeParam::go([&] {
+        ch.send(round);  // cannot return before main is receiving
+        EXPECT_TRUE(receiving.load());
+        wg.done();
+      });
+      // Half the rounds the sender parks first, half the receiver may.
+      if (round % 2 == 0) wait_until_blocked<TypeParam>(rt, 1);
+      receiving.store(true);
+      EXPECT_EQ(ch.recv(), round);
+      wg.wait();
+    });
+  }
+}
+
+TYPED_TEST_P(ApiSuite, BufferedChanIsFifoAndBlocksOnlyWhenFull) {
+  typename TypeParam::Runtime rt(this->config(procs_for<TypeParam>(2, 1)));
+  rt.run([&] {
+    typename TypeParam::template Chan<int> ch(3);
+    EXPECT_EQ(ch.cap(), 3u);
+    for (int i = 0; i < 3; ++i) ch.send(i);  // no receiver needed
+    EXPECT_EQ(ch.len(), 3u);
+    typename TypeParam::WaitGroup wg;
+    wg.add(1);
+    TypeParam::go([&] {
+      ch.send(3);  // full: parks until main receives
+      ch.send(4);
+      wg.done();
+    });
+    wait_until_blocked<TypeParam>(rt, 1);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(ch.recv(), i);
+    wg.wait();
+    EXPECT_EQ(ch.len(), 0u);
+  });
+}
+
+TYPED_TEST_P(ApiSuite, CloseDrainsBufferThenReportsClosed) {
+  run_with<TypeParam>(2, [&] {
+    typename TypeParam::template Chan<std::string> ch(4);
+    ch.send("a");
+    ch.send("b");
+    ch.close();
+    EXPECT_EQ(ch.recv(), "a");
+    EXPECT_EQ(ch.recv(), "b");
+    EXPECT_EQ(ch.recv(), std::nullopt);
+    EXPECT_EQ(ch.recv(), std::nullopt);  // and so on, forever
+  });
+}
+
+TYPED_TEST_P(ApiSuite, SendOnClosedAndDoubleClosePanic) {
+  run_with<TypeParam>(2, [&] {
+    typename TypeParam::template Chan<int> ch(1);
+    ch.close();
+    try {
+      ch.send(1);
+      ADD_FAILURE() << "send on a closed channel accepted";
+    } catch (const Panic& p) {
+      EXPECT_STREQ(p.what(), "send on closed channel");
+    }
+    try {
+      ch.close();
+      ADD_FAILURE() << "second close accepted";
+    } catch (const Panic& p) {
+      EXPECT_STREQ(p.what(), "close of closed channel");
+    }
+    EXPECT_EQ(ch.len(), 0u);  // the failed send left nothing behind
+  });
+}
+
+TYPED_TEST_P(ApiSuite, CloseWakesEveryBlockedReceiverAndSender) {
+  constexpr int kReceivers = 3, kSenders = 2;
+  typename TypeParam::Runtime rt(
+      this->config(procs_for<TypeParam>(2, kReceivers + kSenders)));
+  rt.run([&] {
+    typename TypeParam::template Chan<int> empty, full(1);
+    full.send(0);
+    std::atomic<int> closed_seen{0}, panics{0};
+    typename TypeParam::WaitGroup wg;
+    wg.add(kReceivers + kSenders);
+    for (int i = 0; i < kReceivers; ++i) {
+      TypeParam::go([&] {
+        if (!empty.recv()) closed_seen.fetch_add(1);
+        wg.done();
+      });
+    }
+    for (int i = 0; i < kSenders; ++i) {
+      TypeParam::go([&] {
+        try {
+          full.send(1);
+        } catch (const Panic&) {
+          panics.fetch_add(1);
+        }
+        wg.done();
+      });
+    }
+    wait_until_blocked<TypeParam>(rt, kReceivers + kSenders);
+    empty.close();
+    full.close();
+    wg.wait();
+    EXPECT_EQ(closed_seen.load(), kReceivers);
+    EXPECT_EQ(panics.load(), kSenders);
+    EXPECT_EQ(full.recv(), 0);  // the buffered value survives the close
+  });
+}
+
+TYPED_TEST_P(ApiSuite, ChanCarriesMoveOnlyValues) {
+  run_with<TypeParam>(procs_for<TypeParam>(2, 1), [&] {
+    typename TypeParam::template Chan<std::unique_ptr<int>> ch;
+    typename TypeParam::WaitGroup wg;
+    wg.add(1);
+    TypeParam::go([&] {
+      ch.send(std::make_unique<int>(42));
+      wg.done();
+    });
+    std::optional<std::unique_ptr<int>> v = ch.recv();
+    ASSERT_TRUE(v && *v);
+    EXPECT_EQ(**v, 42);
+    wg.wait();
+  });
+}
+
+// Many senders and receivers, several capacities and proc counts: every
+// value arrives exactly once.
+TYPED_TEST_P(ApiSuite, ManySendersAndReceiversLoseAndDuplicateNothing) {
+  constexpr int kSenders = 4, kReceivers = 3, kPerSender = 500;
+  for (std::size_t cap : {0u, 1u, 16u}) {
+    for (int procs : {1, 2, 4}) {
+      std::vector<std::atomic<int>> got(kSenders * kPerSender);
+      run_with<TypeParam>(
+          procs_for<TypeParam>(procs, kSenders + kReceivers), [&] {
+            typename TypeParam::template Chan<int> ch(cap);
+            typename TypeParam::WaitGroup senders, receivers;
+            senders.add(kSenders);
+            receivers.add(kReceivers);
+            for (int s = 0; s < kSenders; ++s) {
+              TypeParam::go([&, s] {
+                for (int i = 0; i < kPerSender; ++i) {
+                  ch.send(s * kPerSender + i);
+                }
+                senders.done();
+              });
+            }
+            for (int r = 0; r < kReceivers; ++r) {
+              TypeParam::go([&] {
+                while (std::optional<int> v = ch.recv()) {
+                  got[*v].fetch_add(1, std::memory_order_relaxed);
+                }
+                receivers.done();
+              });
+            }
+            senders.wait();
+            ch.close();
+            receivers.wait();
+          });
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i].load(), 1)
+            << "value " << i << ", cap " << cap << ", procs " << procs;
+      }
+    }
+  }
+}
+
+// ---- Exit: main returning ends the other goroutines ----------------------
+
+TYPED_TEST_P(ApiSuite, MainReturningEndsEveryOtherGoroutineCleanly) {
+  constexpr int kBlocked = 3, kSleeping = 2, kQueued = 50;
+  // Objects outlive run(): goroutines may be parked on them at exit.
+  typename TypeParam::template Chan<int> in, out;
+  typename TypeParam::Mutex mu;
+  auto token = std::make_shared<int>(0);  // each goroutine holds a copy
+  typename TypeParam::Runtime rt(
+      this->config(procs_for<TypeParam>(2, kBlocked + kSleeping)));
+  rt.run([&] {
+    mu.lock();
+    TypeParam::go([&, token] { (void)in.recv(); });
+    TypeParam::go([&, token] { out.send(1); });
+    TypeParam::go([&, token] { std::lock_guard lk(mu); });
+    for (int i = 0; i < kSleeping; ++i) {
+      TypeParam::go([token] { TypeParam::sleep_for(std::chrono::hours(1)); });
+    }
+    wait_until_blocked<TypeParam>(rt, kBlocked);
+    for (int i = 0; i < kQueued; ++i) TypeParam::go([token] {});
+    // main returns holding the mutex, with goroutines parked and queued.
+  });
+  auto stats = rt.stats();
+  EXPECT_EQ(token.use_count(), 1) << "a goroutine's closure was not destroyed";
+  EXPECT_TRUE(conserved(stats));
+  EXPECT_EQ(stats.goroutines_created, 1u + kBlocked + kSleeping + kQueued);
+  EXPECT_GE(stats.goroutines_exited, unsigned{kBlocked});
+  EXPECT_EQ(stats.goroutines_blocked, 0);
+}
+
+// ---- Stress: random programs, many seeds ------------------------------------
+
+// One random program: producers send through a channel of random capacity
+// to consumers, with random yields, sleeps and mutex-protected updates.
+// Checks that every value arrives once, the mutex lost no update and every
+// goroutine is accounted for. The seed is printed on failure.
+template <class Api>
+void run_random_program(unsigned seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const int producers = 1 + static_cast<int>(rng() % 4);
+  const int consumers = 1 + static_cast<int>(rng() % 4);
+  const std::size_t cap = rng() % 4;
+  const int per_producer = 20 + static_cast<int>(rng() % 100);
+  const int procs = procs_for<Api>(1 + static_cast<int>(rng() % 4),
+                                   producers + consumers);
+  std::vector<std::atomic<int>> got(producers * per_producer);
+  long updates = 0;  // protected by mu
+  std::atomic<long> intended{0};  // how many updates were made
+  auto stats = run_with<Api>(procs, [&] {
+    typename Api::template Chan<int> ch(cap);
+    typename Api::Mutex mu;
+    typename Api::WaitGroup sent, received;
+    sent.add(producers);
+    received.add(consumers);
+    for (int p = 0; p < producers; ++p) {
+      Api::go([&, p, pseed = rng()] {
+        std::mt19937 r(pseed);
+        for (int i = 0; i < per_producer; ++i) {
+          switch (r() % 8) {
+            case 0: Api::yield(); break;
+            case 1: Api::sleep_for(std::chrono::microseconds(r() % 20)); break;
+            case 2: {
+              std::lock_guard lk(mu);
+              ++updates;
+              intended.fetch_add(1, std::memory_order_relaxed);
+            } break;
+            default: break;
+          }
+          ch.send(p * per_producer + i);
+        }
+        sent.done();
+      });
+    }
+    for (int c = 0; c < consumers; ++c) {
+      Api::go([&] {
+        while (std::optional<int> v = ch.recv()) {
+          got[*v].fetch_add(1, std::memory_order_relaxed);
+          std::lock_guard lk(mu);
+          ++updates;
+          intended.fetch_add(1, std::memory_order_relaxed);
+        }
+        received.done();
+      });
+    }
+    sent.wait();
+    ch.close();
+    received.wait();
+  });
+  EXPECT_EQ(updates, intended.load());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].load(), 1) << "value " << i;
+  }
+  EXPECT_EQ(stats.goroutines_created,
+            1u + static_cast<unsigned>(producers + consumers));
+  EXPECT_TRUE(conserved(stats));
+}
+
+TYPED_TEST_P(ApiSuite, StressRandomProgramsManySeeds) {
+  // --gtest_random_seed=N (or --gtest_shuffle) varies the seeds between runs.
+  unsigned base = static_cast<unsigned>(
+      ::testing::UnitTest::GetInstance()->random_seed());
+  for (unsigned i = 0; i < 40; ++i) {
+    run_random_program<TypeParam>(base * 1000 + i);
+  }
+}
+
+REGISTER_TYPED_TEST_SUITE_P(
+    ApiSuite, ConfigRejectsInvalidProcs, RunRunsMainOnceAndReturnsAfterIt,
+    RuntimeCanRunAgain, EveryGoroutineRunsExactlyOnce,
+    GoroutineOnlyCallsFromAPlainThreadAreUsageErrors,
+    RunFromInsideAGoroutineIsAUsageError, EmptyFunctionsAreUsageErrors,
+    YieldReturnsToTheGoroutine, SleepForSleepsAtLeastItsDuration,
+    WaitGroupWaitReturnsAfterEveryDone,
+    WaitGroupNegativeCounterPanicsAndChangesNothing,
+    MutexGivesMutualExclusion, MutexTryLockAndHandOffToAWaiter,
+    UnbufferedSendIsARendezvous, BufferedChanIsFifoAndBlocksOnlyWhenFull,
+    CloseDrainsBufferThenReportsClosed, SendOnClosedAndDoubleClosePanic,
+    CloseWakesEveryBlockedReceiverAndSender, ChanCarriesMoveOnlyValues,
+    ManySendersAndReceiversLoseAndDuplicateNothing,
+    MainReturningEndsEveryOtherGoroutineCleanly,
+    StressRandomProgramsManySeeds);
+
+}  // namespace gmp::testing
