@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/stage_api.h"
 #include "stage1_threadpool/runtime.h"
 
 namespace gmp::stage1 {
@@ -36,5 +37,7 @@ struct Api {
   /// stage1::sleep_for
   static void sleep_for(std::chrono::nanoseconds d) { stage1::sleep_for(d); }
 };
+
+static_assert(StageApi<Api>);
 
 }  // namespace gmp::stage1

@@ -44,14 +44,14 @@ void Runtime::checkdead() {
   if (queue_.empty()) {
     report = "all goroutines are asleep - deadlock!\n\n";
   } else {
-    report = "thread pool starvation - deadlock!\n"
-             "All " + std::to_string(config_.procs) +
-             " workers are blocked, and " + goroutines_wait(queue_.size()) +
-             " in the queue for a free worker. In stage 1 a\n"
-             "blocked goroutine keeps its OS thread, so the queued goroutines "
-             "(which\nmay be the ones that would unblock the others) can "
-             "never run. Raise\nConfig.procs, or see stage 2, where a "
-             "blocked goroutine gives its thread back.\n\n";
+    report = "thread pool starvation - deadlock!\nAll " +
+             std::to_string(config_.procs) + " workers are blocked, and " +
+             goroutines_wait(queue_.size()) +
+             " in the queue for a free worker.\n"
+             "In stage 1 a blocked goroutine keeps its OS thread, so the "
+             "queued goroutines\n(which may be the ones that would unblock "
+             "the others) can never run. Raise\nConfig.procs, or see stage 2, "
+             "where a blocked goroutine gives its thread back.\n\n";
   }
   std::vector<const Worker*> parked;  // listed by goroutine id, as Go does
   for (const auto& w : workers_) {

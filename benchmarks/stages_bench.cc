@@ -1,0 +1,74 @@
+// Google Benchmark suite: every workload of workloads.h on every stage of
+// stages.h, at several proc counts, side by side. Run it through
+// `./course bench` (optimised build), or directly:
+//   bazel run --config=opt //benchmarks:stages_bench -- --benchmark_filter=ping
+//
+// Names read workload/stage/procs:N. Times are wall-clock (real time): the
+// work happens on the runtime's threads, not on the benchmark's.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "benchmarks/stages.h"
+
+namespace gmp::bench {
+namespace {
+
+constexpr int kItems = 1000;  // goroutines, round trips or jobs per iteration
+
+template <class Api, class W>
+void run_workload(benchmark::State& state) {
+  const int procs = procs_for<Api>(static_cast<int>(state.range(0)),
+                                   W::kMaxBlocked);
+  auto stats = run_with<Api>(procs, [&] {
+    for (auto _ : state) W::template run<Api>(kItems);
+  });
+  state.SetItemsProcessed(state.iterations() * kItems);
+  state.counters["procs"] = procs;
+  state.counters["threads"] = static_cast<double>(stats.threads_created);
+  state.counters["goroutines"] = benchmark::Counter(
+      static_cast<double>(stats.goroutines_created),
+      benchmark::Counter::kAvgIterations);
+}
+
+// Baseline for spawn+join: the 1:1 model, one OS thread per goroutine.
+void spawn_join_os_threads(benchmark::State& state) {
+  for (auto _ : state) {
+    std::vector<std::thread> threads;
+    threads.reserve(kItems);
+    for (int i = 0; i < kItems; ++i) threads.emplace_back([] {});
+    for (auto& t : threads) t.join();
+  }
+  state.SetItemsProcessed(state.iterations() * kItems);
+  state.counters["threads"] = benchmark::Counter(
+      kItems, benchmark::Counter::kAvgIterations);
+}
+
+void register_all() {
+  for_each_type<Workloads>([]<class W>() {
+    for_each_type<Stages>([]<class Api>() {
+      std::string name = std::string(W::kName) + "/" + std::string(Api::kName);
+      benchmark::RegisterBenchmark(name.c_str(), run_workload<Api, W>)
+          ->ArgName("procs")
+          ->Arg(1)->Arg(2)->Arg(4)->Arg(8)
+          ->UseRealTime();
+    });
+  });
+  benchmark::RegisterBenchmark("spawn+join/os_thread_per_goroutine",
+                               spawn_join_os_threads)
+      ->UseRealTime();
+}
+
+}  // namespace
+}  // namespace gmp::bench
+
+int main(int argc, char** argv) {
+  gmp::bench::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
