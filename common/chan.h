@@ -96,7 +96,7 @@ class BasicChan {
     std::unique_lock lk(lock_);
     if (Sudog* s = sendq_.dequeue()) return recv_from_sender(*s, lk);
     if (qcount_ > 0) {  // a buffered value
-      std::optional<T> v = std::move(buf_[recvx_]);
+      T v = std::move(*buf_[recvx_]);
       buf_[recvx_].reset();
       recvx_ = next(recvx_);
       --qcount_;
@@ -146,14 +146,13 @@ class BasicChan {
   }
 
   // Go's recv(): sender `s` was claimed from sendq_ with lock_ held.
-  std::optional<T> recv_from_sender(Sudog& s, std::unique_lock<std::mutex>& lk) {
+  // Unbuffered: take the sender's value. Buffer full: take its head, and
+  // the sender's value goes to the tail (the slot just freed).
+  T recv_from_sender(Sudog& s, std::unique_lock<std::mutex>& lk) {
     T& sent = *static_cast<T*>(s.elem);
-    std::optional<T> v;
-    if (cap_ == 0) {  // unbuffered: take the value from the sender
-      v.emplace(std::move(sent));
-    } else {  // buffer full: take its head, the sender's value goes to the tail
-      v = std::move(buf_[recvx_]);
-      buf_[recvx_].emplace(std::move(sent));
+    T v = std::move(cap_ == 0 ? sent : *buf_[recvx_]);
+    if (cap_ != 0) {
+      *buf_[recvx_] = std::move(sent);
       recvx_ = next(recvx_);
       sendx_ = recvx_;
     }
