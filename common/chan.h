@@ -45,8 +45,10 @@ class BasicChan {
 
  public:
   /// A channel with `capacity` buffered slots; 0 makes it unbuffered.
+  /// Throws gmp::Panic("makechan: size out of range"), as Go does, for a
+  /// capacity no buffer can have (std::bad_alloc if memory runs out).
   explicit BasicChan(std::size_t capacity = 0)
-      : cap_(capacity), buf_(capacity) {}
+      : cap_(capacity), buf_(checked_capacity(capacity)) {}
   BasicChan(const BasicChan&) = delete;
   BasicChan& operator=(const BasicChan&) = delete;
 
@@ -140,6 +142,13 @@ class BasicChan {
  private:
   using G = typename S::G;
   using Sudog = gmp::Sudog<G>;
+
+  static std::size_t checked_capacity(std::size_t capacity) {
+    if (capacity > std::vector<std::optional<T>>().max_size()) {
+      throw Panic("makechan: size out of range");
+    }
+    return capacity;
+  }
 
   std::size_t next(std::size_t i) const noexcept {
     return i + 1 == cap_ ? 0 : i + 1;

@@ -367,6 +367,16 @@ TYPED_TEST_P(ApiSuite, CloseDrainsBufferThenReportsClosed) {
   });
 }
 
+TYPED_TEST_P(ApiSuite, ImpossibleCapacityPanicsLikeMakechan) {
+  using Chan = typename TypeParam::template Chan<int>;
+  try {
+    Chan ch(SIZE_MAX);
+    ADD_FAILURE() << "a channel of SIZE_MAX slots was made";
+  } catch (const Panic& p) {
+    EXPECT_STREQ(p.what(), "makechan: size out of range");
+  }
+}
+
 TYPED_TEST_P(ApiSuite, SendOnClosedAndDoubleClosePanic) {
   run_with<TypeParam>(2, [&] {
     typename TypeParam::template Chan<int> ch(1);
@@ -597,7 +607,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     WaitGroupNegativeCounterPanicsAndChangesNothing,
     MutexGivesMutualExclusion, MutexTryLockAndHandOffToAWaiter,
     UnbufferedSendIsARendezvous, BufferedChanIsFifoAndBlocksOnlyWhenFull,
-    CloseDrainsBufferThenReportsClosed, SendOnClosedAndDoubleClosePanic,
+    CloseDrainsBufferThenReportsClosed, ImpossibleCapacityPanicsLikeMakechan,
+    SendOnClosedAndDoubleClosePanic,
     CloseWakesEveryBlockedReceiverAndSender, ChanCarriesMoveOnlyValues,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
