@@ -28,7 +28,7 @@ void run_workload(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kItems);
   state.counters["procs"] = procs;
   state.counters["threads"] = static_cast<double>(stats.threads_created);
-  state.counters["goroutines"] = benchmark::Counter(
+  state.counters["goroutines/iter"] = benchmark::Counter(
       static_cast<double>(stats.goroutines_created),
       benchmark::Counter::kAvgIterations);
 }
@@ -42,8 +42,7 @@ void spawn_join_os_threads(benchmark::State& state) {
     for (auto& t : threads) t.join();
   }
   state.SetItemsProcessed(state.iterations() * kItems);
-  state.counters["threads"] = benchmark::Counter(
-      kItems, benchmark::Counter::kAvgIterations);
+  state.counters["threads/iter"] = kItems;
 }
 
 void register_all() {

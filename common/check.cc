@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <string>
 
@@ -21,6 +22,7 @@ void die(std::string_view text) noexcept {
   // write(2) until done: the process ends next, nothing may stay buffered.
   while (!text.empty()) {
     ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     text.remove_prefix(static_cast<size_t>(n));
   }

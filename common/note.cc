@@ -24,8 +24,14 @@ void Note::sleep() noexcept {
 }
 
 bool Note::tsleep(std::chrono::nanoseconds timeout) noexcept {
+  using Clock = std::chrono::steady_clock;
+  auto now = Clock::now();
+  if (timeout >= Clock::time_point::max() - now) {  // now + timeout overflows:
+    sleep();                                        // it never times out
+    return true;
+  }
   std::unique_lock lk(mu_);
-  return cv_.wait_for(lk, timeout, [this] { return woken_; });
+  return cv_.wait_until(lk, now + timeout, [this] { return woken_; });
 }
 
 }  // namespace gmp

@@ -20,7 +20,8 @@
 //      over what the waiter waits for (a value, the mutex), unlocks, and
 //      calls S::ready(sudog).
 //   4. park returns true. Or, if the runtime cancelled the wait because main
-//      returned, false: the goroutine unlinks its sudog and throws Goexit.
+//      returned, false: the runtime has unlinked the sudog already, and the
+//      goroutine throws Goexit without touching the object again.
 #pragma once
 
 #include <concepts>
@@ -44,7 +45,8 @@ namespace gmp {
 ///    `op` when called from a thread that is not running a goroutine.
 ///  - `goid(g)`: the goroutine's id; only the goroutine itself may ask.
 ///  - `park(sudog, lock, reason)`: steps 2 and 4 above; `lock` is held on
-///    entry and released on return; returns false if the wait was cancelled.
+///    entry and released on return; returns false if the wait was cancelled
+///    (the sudog is then unlinked from its queue, see sudog.h).
 ///  - `ready(sudog)`: step 3; the caller claimed `sudog`; any goroutine.
 template <class S>
 concept Scheduler =
@@ -65,12 +67,10 @@ concept Scheduler =
 template <Scheduler S>
 void park_on(WaitQ<typename S::G>& q, Sudog<typename S::G>& s,
              std::unique_lock<std::mutex>& lock, WaitReason why) {
+  s.queue = &q;
+  s.lock = lock.mutex();
   q.enqueue(&s);
-  if (S::park(s, lock, why)) return;  // claimed and readied by a waker
-  lock.lock();                        // cancelled: runtime is exiting
-  q.remove(&s);
-  lock.unlock();
-  throw Goexit{};
+  if (!S::park(s, lock, why)) throw Goexit{};  // cancelled: main returned
 }
 
 /// Readies every sudog of a chain made by WaitQ::dequeue_all. Call it after

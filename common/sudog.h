@@ -16,12 +16,23 @@
 // is never woken twice, and its sudog is never touched after it has been
 // woken (which would be a use-after-free: the sudog is on its stack). Go
 // uses the same idea for select (g.selectDone) and timers.
+//
+// The winner also unlinks the sudog from its queue before the wakeup: a
+// waker does it under the object's lock as it claims (WaitQ::dequeue); the
+// runtime, which claims under its own lock, unlinks every sudog it cancelled
+// (unlink_cancelled) before it wakes any of them. So a woken goroutine never
+// touches the object again, and may not: another cancelled goroutine, as it
+// unwinds, may destroy it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 namespace gmp {
+
+template <class G>
+class WaitQ;
 
 /// One goroutine waiting on one object. `G` is the stage's goroutine handle.
 template <class G>
@@ -54,6 +65,11 @@ struct Sudog {
   /// lock of the object that owns that queue.
   Sudog* prev = nullptr;
   Sudog* next = nullptr;
+  /// The queue the sudog waits in and the lock of its object (both null for
+  /// a wait in no queue, like a sleep), so that the runtime can unlink a
+  /// sudog it cancels. Set once, before the sudog is enqueued.
+  WaitQ<G>* queue = nullptr;
+  std::mutex* lock = nullptr;
 
   /// kWaiting until one party claims the wakeup. Atomic: written by at most
   /// one winning CAS from any thread, read by the waiter after it is woken.

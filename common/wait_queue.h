@@ -1,6 +1,7 @@
 // WaitQ: the FIFO of sudogs waiting on one object (Go's waitq, chan.go).
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "common/check.h"
@@ -39,7 +40,7 @@ class WaitQ {
 
   /// Removes and returns the oldest sudog that this call could claim
   /// (Sudog::try_claim), or nullptr. Cancelled sudogs are skipped and left
-  /// in place: their goroutines unlink themselves with remove().
+  /// in place: the runtime that cancelled them unlinks them.
   Sudog* dequeue() noexcept {
     for (Sudog* s = first_; s != nullptr; s = s->next) {
       if (s->try_claim()) {
@@ -85,5 +86,16 @@ class WaitQ {
   Sudog* first_ = nullptr;  // oldest waiter
   Sudog* last_ = nullptr;   // newest waiter
 };
+
+/// For a runtime that cancelled `s` (Sudog::try_cancel): unlinks it from
+/// the queue it waits in, if any, under that queue's object lock. Call with
+/// no object lock held (lock order: object lock, then runtime lock), and
+/// for every cancelled sudog before waking any of their goroutines.
+template <class G>
+void unlink_cancelled(Sudog<G>& s) {
+  if (s.queue == nullptr) return;  // a wait in no queue (a sleep)
+  std::lock_guard lk(*s.lock);
+  s.queue->remove(&s);
+}
 
 }  // namespace gmp

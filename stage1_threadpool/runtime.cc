@@ -5,6 +5,7 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "common/check.h"
 #include "common/errors.h"
@@ -49,7 +50,6 @@ void Runtime::run(std::function<void()> main) {
     main_done_ = false;
   }
   start_workers();  // throws, with the runtime stopped again, on failure
-  std::deque<Task> never_started;
   {
     std::unique_lock lk(mu_);
     queue_.push_back(Task{next_goid_++, std::move(main)});
@@ -57,37 +57,42 @@ void Runtime::run(std::function<void()> main) {
     stats_.max_queue_len = 1;
     state_ = State::kRunning;
     work_cv_.notify_one();
-    done_cv_.wait(lk, [this] { return main_done_; });
-    never_started = exit_goroutines(lk);
+    // exit_after_main() ends the other goroutines; then every worker idles.
+    done_cv_.wait(lk, [this] { return main_done_ && nidle_ == config_.procs; });
+    GMP_CHECK(nblocked_ == 0 && queue_.empty(), "goroutines left at exit");
+    state_ = State::kStopping;
+    work_cv_.notify_all();
   }
   join_workers();
-  never_started.clear();  // their functions are destroyed, never run
   std::lock_guard lk(mu_);
   state_ = State::kStopped;
 }
 
-// Protocol 4, after main returned: end every other goroutine. mu_ is held.
-// Returns the goroutines that never started, for the caller to destroy
-// without mu_ (their destructors are user code).
-std::deque<Runtime::Task> Runtime::exit_goroutines(
-    std::unique_lock<std::mutex>& lk) {
+// Protocol 4, on the worker that ran main, right after main returned (still
+// as goroutine 1, with mu_ held): no goroutine may start or keep waiting.
+void Runtime::exit_after_main(std::unique_lock<std::mutex>& lk) {
   state_ = State::kExiting;  // from now on go() drops, park() cancels
+  main_done_ = true;
   std::deque<Task> never_started;
   never_started.swap(queue_);
   stats_.goroutines_never_started = never_started.size();
-  for (auto& w : workers_) {  // wake parked goroutines to unwind (Goexit)
+  std::vector<std::pair<Worker*, Sudog<Worker*>*>> cancelled;
+  for (auto& w : workers_) {
     if (w->parked != nullptr && w->parked->try_cancel()) {
-      if (w->wait_reason != WaitReason::kSleep) --nblocked_;
-      w->note.wakeup();
+      cancelled.emplace_back(w.get(), w->parked);
     }
   }
-  // Goroutines that were running finish, or throw Goexit at their next
-  // blocking call. Then every worker is idle.
-  done_cv_.wait(lk, [this] { return nidle_ == config_.procs; });
-  GMP_CHECK(nblocked_ == 0 && queue_.empty(), "goroutines left at exit");
-  state_ = State::kStopping;
-  work_cv_.notify_all();
-  return never_started;
+  lk.unlock();
+  // Unlink every cancelled sudog before waking any (see common/sudog.h):
+  // an unwinding goroutine may destroy what another one was waiting on.
+  for (auto& [w, s] : cancelled) unlink_cancelled(*s);
+  never_started.clear();  // their closures die on a goroutine, unrun
+  lk.lock();
+  for (auto& [w, s] : cancelled) {
+    if (w->wait_reason != WaitReason::kSleep) --nblocked_;
+    w->note.wakeup();  // it throws Goexit and unwinds
+  }
+  done_cv_.notify_all();
 }
 
 void Runtime::start_workers() {
@@ -99,23 +104,29 @@ void Runtime::start_workers() {
     try {
       workers_[i]->thread = std::thread(&Runtime::worker_loop, this,
                                         workers_[i].get());
-    } catch (const std::system_error& e) {
+    } catch (...) {  // std::system_error, or std::bad_alloc
       {
         std::lock_guard lk(mu_);
         state_ = State::kStopping;
         work_cv_.notify_all();
       }
       join_workers();
-      std::lock_guard lk(mu_);
-      state_ = State::kStopped;
-      throw std::system_error(
-          e.code(),
-          "stage1: could not start worker thread " + std::to_string(i + 1) +
-              " of " + std::to_string(config_.procs) +
-              "; nothing was run. Every proc is an OS thread: lower "
-              "Config.procs or raise the limits (ulimit -u, "
-              "/proc/sys/kernel/threads-max, /proc/sys/vm/max_map_count, "
-              "ulimit -v)");
+      {
+        std::lock_guard lk(mu_);
+        state_ = State::kStopped;
+      }
+      try {
+        throw;
+      } catch (const std::system_error& e) {
+        throw std::system_error(
+            e.code(),
+            "stage1: could not start worker thread " + std::to_string(i + 1) +
+                " of " + std::to_string(config_.procs) +
+                "; nothing was run. Every proc is an OS thread: lower "
+                "Config.procs or raise the limits (ulimit -u, "
+                "/proc/sys/kernel/threads-max, /proc/sys/vm/max_map_count, "
+                "ulimit -v)");
+      }
     }
     std::lock_guard lk(mu_);
     ++stats_.threads_created;
@@ -148,10 +159,7 @@ void Runtime::worker_loop(Worker* w) {
     lk.unlock();
     execute(std::move(task));
     lk.lock();
-    if (w->goid == 1) {
-      main_done_ = true;
-      done_cv_.notify_all();
-    }
+    if (w->goid == 1) exit_after_main(lk);
     w->goid = 0;
   }
   tls_worker = nullptr;

@@ -32,11 +32,13 @@
 //    itself as parked on its worker (under mu_), releases the object's lock
 //    and sleeps on the worker's Note; the waker claims its sudog and wakes
 //    the Note. The runtime counts blocked workers to detect deadlocks (5).
-// 4. Exit (Go ends the program when main returns): once main returns,
-//    queued goroutines are dropped unrun, every parked goroutine is woken
-//    with its wait cancelled so that it unwinds (gmp::Goexit), goroutines
-//    still running are waited for, and the workers are joined. run()
-//    returns with no thread and no goroutine left behind.
+// 4. Exit (Go ends the program when main returns): the moment main returns,
+//    under the same lock, no goroutine may start any more (queued ones are
+//    dropped unrun) and every parked goroutine has its wait cancelled; all
+//    are unlinked from their wait queues, then woken to unwind (gmp::Goexit,
+//    so their destructors run). Goroutines still running are waited for
+//    (a blocking call now throws Goexit at once), and the workers joined:
+//    run() returns with no thread and no goroutine left behind.
 // 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
 //    worker is running and none can start (all blocked, or idle with nothing
 //    queued), nothing can ever wake anyone: fatal error, naming every
@@ -131,7 +133,7 @@ class Runtime {
   void worker_loop(Worker* w);
   void execute(Task task);
   void newproc(std::function<void()> fn);
-  std::deque<Task> exit_goroutines(std::unique_lock<std::mutex>& lk);
+  void exit_after_main(std::unique_lock<std::mutex>& lk);
   bool park(Worker* w, Sudog<Worker*>& s, std::unique_lock<std::mutex>* lk,
             WaitReason why, std::chrono::nanoseconds timeout);
   void ready(Worker* w) noexcept;

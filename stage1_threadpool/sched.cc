@@ -45,8 +45,10 @@ bool Runtime::park(Worker* w, Sudog<Worker*>& s,
   {
     std::lock_guard rl(mu_);  // lock order: object lock, then mu_
     if (state_ == State::kExiting) {
-      // main has returned: do not block at all. Nobody else can see s yet.
+      // main has returned: do not block at all. No waker can have claimed s
+      // (its object's lock is still held), so cancel and unlink it here.
       GMP_CHECK(s.try_cancel(), "a sudog was claimed before it was parked");
+      if (s.queue != nullptr) s.queue->remove(&s);
       if (lk != nullptr) lk->unlock();
       return false;
     }

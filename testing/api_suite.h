@@ -180,23 +180,24 @@ TYPED_TEST_P(ApiSuite, EmptyFunctionsAreUsageErrors) {
 
 // ---- yield and sleep_for ------------------------------------------------
 
-TYPED_TEST_P(ApiSuite, YieldReturnsToTheGoroutine) {
-  std::atomic<int> iterations{0};
-  run_with<TypeParam>(procs_for<TypeParam>(2, 1), [&] {
-    typename TypeParam::WaitGroup wg;
-    wg.add(4);
-    for (int g = 0; g < 4; ++g) {
+// A goroutine that spins with yield() lets the goroutine it waits for run,
+// even with a single proc (stage 1 needs a second thread: its yield can only
+// yield the OS thread, so the spinner is given one of its own).
+TYPED_TEST_P(ApiSuite, YieldLetsAnotherGoroutineRun) {
+  for (int round = 0; round < 10; ++round) {
+    std::atomic<bool> flag{false};
+    run_with<TypeParam>(procs_for<TypeParam>(1, 1), [&] {
+      typename TypeParam::WaitGroup wg;
+      wg.add(1);
       TypeParam::go([&] {
-        for (int i = 0; i < 100; ++i) {
-          TypeParam::yield();
-          iterations.fetch_add(1, std::memory_order_relaxed);
-        }
+        flag.store(true);
         wg.done();
       });
-    }
-    wg.wait();
-  });
-  EXPECT_EQ(iterations.load(), 400);
+      while (!flag.load()) TypeParam::yield();
+      wg.wait();
+    });
+    EXPECT_TRUE(flag.load());
+  }
 }
 
 TYPED_TEST_P(ApiSuite, SleepForSleepsAtLeastItsDuration) {
@@ -213,33 +214,36 @@ TYPED_TEST_P(ApiSuite, SleepForSleepsAtLeastItsDuration) {
 // ---- WaitGroup ------------------------------------------------------------
 
 TYPED_TEST_P(ApiSuite, WaitGroupWaitReturnsAfterEveryDone) {
-  constexpr int kGoroutines = 16;
-  run_with<TypeParam>(procs_for<TypeParam>(2, 3), [&] {
+  constexpr int kGoroutines = 16, kWaiters = 2;
+  typename TypeParam::Runtime rt(
+      this->config(procs_for<TypeParam>(2, kWaiters + 1)));
+  rt.run([&] {
     std::vector<std::atomic<bool>> finished(kGoroutines);
-    typename TypeParam::WaitGroup wg;
+    typename TypeParam::WaitGroup wg, waiters;
     wg.wait();  // zero: returns at once
     wg.add(kGoroutines);
-    for (int i = 0; i < kGoroutines; ++i) {
-      TypeParam::go([&, i] {
-        finished[i].store(true, std::memory_order_relaxed);
-        wg.done();
-      });
-    }
-    // Several waiters at once: all are released.
-    typename TypeParam::WaitGroup waiters;
+    // Several goroutines parked in wait() at once: all are released.
     std::atomic<int> released{0};
-    waiters.add(2);
-    for (int w = 0; w < 2; ++w) {
+    waiters.add(kWaiters);
+    for (int w = 0; w < kWaiters; ++w) {
       TypeParam::go([&] {
         wg.wait();
+        for (int i = 0; i < kGoroutines; ++i) EXPECT_TRUE(finished[i].load());
         released.fetch_add(1);
         waiters.done();
+      });
+    }
+    wait_until_blocked<TypeParam>(rt, kWaiters);
+    for (int i = 0; i < kGoroutines; ++i) {
+      TypeParam::go([&, i] {
+        finished[i].store(true);
+        wg.done();
       });
     }
     wg.wait();
     for (int i = 0; i < kGoroutines; ++i) EXPECT_TRUE(finished[i].load());
     waiters.wait();
-    EXPECT_EQ(released.load(), 2);
+    EXPECT_EQ(released.load(), kWaiters);
   });
 }
 
@@ -520,6 +524,73 @@ TYPED_TEST_P(ApiSuite, MainReturningEndsEveryOtherGoroutineCleanly) {
   EXPECT_EQ(stats.goroutines_blocked, 0);
 }
 
+TYPED_TEST_P(ApiSuite, GoroutinesQueuedWhenMainReturnsNeverRun) {
+  std::atomic<int> ran{0};
+  // One proc, and main never blocks: nothing else can start before it
+  // returns, and nothing may start after.
+  auto stats = run_with<TypeParam>(1, [&] {
+    for (int i = 0; i < 20; ++i) TypeParam::go([&] { ran.fetch_add(1); });
+  });
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(stats.goroutines_finished, 1u);
+  EXPECT_EQ(stats.goroutines_never_started, 20u);
+}
+
+// Goroutines parked when main returns unwind in an order nobody controls:
+// one may destroy, as it unwinds, an object another parked goroutine was
+// waiting on. The runtime must make that safe (common/sudog.h).
+TYPED_TEST_P(ApiSuite, ExitUnwindsGoroutinesThatWaitOnEachOthersObjects) {
+  constexpr int kPairs = 8;
+  typename TypeParam::template Chan<int> never;  // nobody sends on it
+  typename TypeParam::Runtime rt(
+      this->config(procs_for<TypeParam>(2, 2 * kPairs)));
+  for (int round = 0; round < 10; ++round) {
+    rt.run([&] {
+      for (int p = 0; p < kPairs; ++p) {
+        TypeParam::go([&] {
+          typename TypeParam::template Chan<int> mine;  // on this stack
+          typename TypeParam::WaitGroup started;
+          started.add(1);
+          TypeParam::go([&] {
+            started.done();
+            (void)mine.recv();  // parks inside the other goroutine's object
+          });
+          started.wait();
+          (void)never.recv();
+        });
+      }
+      wait_until_blocked<TypeParam>(rt, 2 * kPairs);
+    });
+    EXPECT_EQ(rt.stats().goroutines_exited, 2u * kPairs);
+  }
+}
+
+// Main returns at random moments while goroutines sleep for random short
+// times: cancelling a sleep races with its timer going off.
+TYPED_TEST_P(ApiSuite, StressExitWhileSleepersWakeUp) {
+  constexpr int kSleepers = 6;
+  unsigned base = static_cast<unsigned>(
+      ::testing::UnitTest::GetInstance()->random_seed());
+  for (unsigned i = 0; i < 30; ++i) {
+    SCOPED_TRACE("seed " + std::to_string(base * 1000 + i));
+    std::mt19937 rng(base * 1000 + i);
+    auto token = std::make_shared<int>(0);
+    auto stats = run_with<TypeParam>(
+        procs_for<TypeParam>(2, kSleepers), [&] {
+          for (int s = 0; s < kSleepers; ++s) {
+            auto d = std::chrono::microseconds(1 + rng() % 200);
+            TypeParam::go([token, d] {
+              for (;;) TypeParam::sleep_for(d);  // only Goexit ends it
+            });
+          }
+          TypeParam::sleep_for(std::chrono::microseconds(rng() % 300));
+        });
+    EXPECT_EQ(token.use_count(), 1);
+    EXPECT_EQ(stats.goroutines_finished, 1u);  // main only
+    EXPECT_TRUE(conserved(stats));
+  }
+}
+
 // ---- Stress: random programs, many seeds ------------------------------------
 
 // One random program: producers send through a channel of random capacity
@@ -602,7 +673,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     RuntimeCanRunAgain, EveryGoroutineRunsExactlyOnce,
     GoroutineOnlyCallsFromAPlainThreadAreUsageErrors,
     RunFromInsideAGoroutineIsAUsageError, EmptyFunctionsAreUsageErrors,
-    YieldReturnsToTheGoroutine, SleepForSleepsAtLeastItsDuration,
+    YieldLetsAnotherGoroutineRun, SleepForSleepsAtLeastItsDuration,
     WaitGroupWaitReturnsAfterEveryDone,
     WaitGroupNegativeCounterPanicsAndChangesNothing,
     MutexGivesMutualExclusion, MutexTryLockAndHandOffToAWaiter,
@@ -612,6 +683,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     CloseWakesEveryBlockedReceiverAndSender, ChanCarriesMoveOnlyValues,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
-    StressRandomProgramsManySeeds);
+    GoroutinesQueuedWhenMainReturnsNeverRun,
+    ExitUnwindsGoroutinesThatWaitOnEachOthersObjects,
+    StressExitWhileSleepersWakeUp, StressRandomProgramsManySeeds);
 
 }  // namespace gmp::testing
