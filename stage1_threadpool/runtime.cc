@@ -60,12 +60,8 @@ void Runtime::run(std::function<void()> main) {
     // exit_after_main() ends the other goroutines; then every worker idles.
     done_cv_.wait(lk, [this] { return main_done_ && nidle_ == config_.procs; });
     GMP_CHECK(nblocked_ == 0 && queue_.empty(), "goroutines left at exit");
-    state_ = State::kStopping;
-    work_cv_.notify_all();
   }
-  join_workers();
-  std::lock_guard lk(mu_);
-  state_ = State::kStopped;
+  stop_workers();
 }
 
 // Protocol 4, on the worker that ran main, right after main returned (still
@@ -104,33 +100,36 @@ void Runtime::start_workers() {
     try {
       workers_[i]->thread = std::thread(&Runtime::worker_loop, this,
                                         workers_[i].get());
-    } catch (...) {  // std::system_error, or std::bad_alloc
-      {
-        std::lock_guard lk(mu_);
-        state_ = State::kStopping;
-        work_cv_.notify_all();
-      }
-      join_workers();
-      {
-        std::lock_guard lk(mu_);
-        state_ = State::kStopped;
-      }
-      try {
-        throw;
-      } catch (const std::system_error& e) {
-        throw std::system_error(
-            e.code(),
-            "stage1: could not start worker thread " + std::to_string(i + 1) +
-                " of " + std::to_string(config_.procs) +
-                "; nothing was run. Every proc is an OS thread: lower "
-                "Config.procs or raise the limits (ulimit -u, "
-                "/proc/sys/kernel/threads-max, /proc/sys/vm/max_map_count, "
-                "ulimit -v)");
-      }
+    } catch (const std::system_error& e) {  // the system refused a thread
+      stop_workers();
+      throw std::system_error(
+          e.code(),
+          "stage1: could not start worker thread " + std::to_string(i + 1) +
+              " of " + std::to_string(config_.procs) +
+              "; nothing was run. Every proc is an OS thread: lower "
+              "Config.procs or raise the limits (ulimit -u, "
+              "/proc/sys/kernel/threads-max, /proc/sys/vm/max_map_count, "
+              "ulimit -v)");
+    } catch (...) {  // std::bad_alloc
+      stop_workers();
+      throw;
     }
     std::lock_guard lk(mu_);
     ++stats_.threads_created;
   }
+}
+
+// Ends the worker loops (the queue is empty), joins the threads that were
+// started, and leaves the runtime stopped. run()'s thread only.
+void Runtime::stop_workers() noexcept {
+  {
+    std::lock_guard lk(mu_);
+    state_ = State::kStopping;
+    work_cv_.notify_all();
+  }
+  join_workers();
+  std::lock_guard lk(mu_);
+  state_ = State::kStopped;
 }
 
 void Runtime::join_workers() noexcept {

@@ -129,6 +129,7 @@ class Runtime {
   };
 
   void start_workers();
+  void stop_workers() noexcept;
   void join_workers() noexcept;
   void worker_loop(Worker* w);
   void execute(Task task);

@@ -1,5 +1,7 @@
-// What is particular to stage 1: a blocked goroutine keeps its OS thread,
-// so the pool can starve; and every proc is a thread that may fail to start.
+// Stage 1's tests: first the behaviour every stage must have (the shared
+// suites of testing/), then what is particular to stage 1: a blocked
+// goroutine keeps its OS thread, so the pool can starve; and every proc is
+// a thread that may fail to start.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -9,7 +11,16 @@
 
 #include "common/errors.h"
 #include "stage1_threadpool/api.h"
+#include "testing/api_death_suite.h"
+#include "testing/api_suite.h"
 #include "testing/helpers.h"
+
+namespace gmp::testing {
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiSuite, stage1::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiDeathTest, stage1::Api);
+
+}  // namespace gmp::testing
 
 namespace gmp::stage1 {
 namespace {
