@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/runtime_lock.h"
 #include "common/scheduler.h"
 
 namespace gmp {
@@ -157,7 +158,7 @@ class BasicChan {
   // Go's recv(): sender `s` was claimed from sendq_ with lock_ held.
   // Unbuffered: take the sender's value. Buffer full: take its head, and
   // the sender's value goes to the tail (the slot just freed).
-  T recv_from_sender(Sudog& s, std::unique_lock<std::mutex>& lk) {
+  T recv_from_sender(Sudog& s, std::unique_lock<RuntimeLock>& lk) {
     T& sent = *static_cast<T*>(s.elem);
     T v = std::move(cap_ == 0 ? sent : *buf_[recvx_]);
     if (cap_ != 0) {
@@ -173,7 +174,7 @@ class BasicChan {
 
   const std::size_t cap_;  // immutable
 
-  mutable std::mutex lock_;  // Go's hchan.lock; guards everything below
+  mutable RuntimeLock lock_;  // Go's hchan.lock; guards everything below
   std::vector<std::optional<T>> buf_;  // ring of cap_ slots
   std::size_t qcount_ = 0;  // values in buf_
   std::size_t sendx_ = 0;   // next slot to fill

@@ -17,6 +17,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/runtime_lock.h"
 #include "common/scheduler.h"
 
 namespace gmp {
@@ -88,7 +89,7 @@ class BasicMutex {
  private:
   using G = typename S::G;
 
-  std::mutex lock_;    // guards the fields below (the runtime's own lock)
+  RuntimeLock lock_;    // guards the fields below (the runtime's own lock)
   bool locked_ = false;  // held by some goroutine
   WaitQ<G> waiters_;   // goroutines parked in lock(), oldest first
 };

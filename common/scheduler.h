@@ -32,6 +32,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_queue.h"
 #include "common/wait_reason.h"
@@ -51,7 +52,7 @@ namespace gmp {
 template <class S>
 concept Scheduler =
     requires(typename S::G g, Sudog<typename S::G>& s,
-             std::unique_lock<std::mutex>& lock, WaitReason why,
+             std::unique_lock<RuntimeLock>& lock, WaitReason why,
              const char* op) {
       { S::current_g(op) } -> std::same_as<typename S::G>;
       { S::goid(g) } -> std::convertible_to<std::uint64_t>;
@@ -66,7 +67,7 @@ concept Scheduler =
 /// waker needs (a channel's `elem`) before calling.
 template <Scheduler S>
 void park_on(WaitQ<typename S::G>& q, Sudog<typename S::G>& s,
-             std::unique_lock<std::mutex>& lock, WaitReason why) {
+             std::unique_lock<RuntimeLock>& lock, WaitReason why) {
   s.queue = &q;
   s.lock = lock.mutex();
   q.enqueue(&s);

@@ -27,7 +27,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
+
+#include "common/runtime_lock.h"
 
 namespace gmp {
 
@@ -69,7 +70,7 @@ struct Sudog {
   /// a wait in no queue, like a sleep), so that the runtime can unlink a
   /// sudog it cancels. Set once, before the sudog is enqueued.
   WaitQ<G>* queue = nullptr;
-  std::mutex* lock = nullptr;
+  RuntimeLock* lock = nullptr;
 
   /// kWaiting until one party claims the wakeup. Atomic: written by at most
   /// one winning CAS from any thread, read by the waiter after it is woken.

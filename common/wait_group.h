@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/runtime_lock.h"
 #include "common/scheduler.h"
 
 namespace gmp {
@@ -64,7 +65,7 @@ class BasicWaitGroup {
  private:
   using G = typename S::G;
 
-  std::mutex lock_;          // guards the fields below
+  RuntimeLock lock_;          // guards the fields below
   std::int64_t count_ = 0;   // goroutines still to call done()
   WaitQ<G> waiters_;         // goroutines parked in wait()
 };

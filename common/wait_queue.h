@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/check.h"
+#include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
 

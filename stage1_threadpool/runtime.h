@@ -135,7 +135,7 @@ class Runtime {
   void execute(Task task);
   void newproc(std::function<void()> fn);
   void exit_after_main(std::unique_lock<std::mutex>& lk);
-  bool park(Worker* w, Sudog<Worker*>& s, std::unique_lock<std::mutex>* lk,
+  bool park(Worker* w, Sudog<Worker*>& s, std::unique_lock<RuntimeLock>* lk,
             WaitReason why, std::chrono::nanoseconds timeout);
   void ready(Worker* w) noexcept;
   void checkdead();

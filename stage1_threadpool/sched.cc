@@ -27,7 +27,7 @@ Sched::G Sched::current_g(const char* op) {
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
-bool Sched::park(Sudog<G>& s, std::unique_lock<std::mutex>& lock,
+bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                  WaitReason why) {
   return s.g->rt->park(s.g, s, &lock, why, std::chrono::nanoseconds::max());
 }
@@ -37,7 +37,7 @@ void Sched::ready(Sudog<G>& s) noexcept { s.g->rt->ready(s.g); }
 // Protocol 3 of runtime.h. `lk` is the object's lock (null for a sleep);
 // `timeout` is max() for an untimed wait. Runs on w's own thread.
 bool Runtime::park(Worker* w, Sudog<Worker*>& s,
-                   std::unique_lock<std::mutex>* lk, WaitReason why,
+                   std::unique_lock<RuntimeLock>* lk, WaitReason why,
                    std::chrono::nanoseconds timeout) {
   // Clear before anyone can claim s: a waker needs the object's lock (still
   // held) and the exit path needs w->parked (set below, under mu_).

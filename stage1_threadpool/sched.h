@@ -28,7 +28,7 @@ struct Sched {
   /// Go's gopark: records the goroutine as waiting, releases `lock`, and
   /// blocks the worker thread until ready(s) (returns true) or until the
   /// runtime cancels the wait at exit (returns false).
-  static bool park(Sudog<G>& s, std::unique_lock<std::mutex>& lock,
+  static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                    WaitReason why);
 
   /// Go's goready: wakes the worker thread of `s`, which the caller claimed.

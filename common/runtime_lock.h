@@ -1,0 +1,72 @@
+// RuntimeLock: the runtime's own mutex, Go's runtime.mutex (lock_futex.go).
+//
+// Why not std::mutex? Because of how a goroutine parks (scheduler.h): it
+// locks an object (a channel, say), decides to wait, and must release that
+// lock only after it has switched away to its scheduler context (g0), so
+// that nobody can wake it before its registers are saved. So the lock is
+// taken by a goroutine and released by g0: on the same OS thread, but in a
+// different execution context. A std::mutex has an owner (and ThreadSanitizer
+// checks it); this lock does not, exactly like Go's.
+//
+// The algorithm is Go's (and Drepper's "Futexes Are Tricky", mutex 2): the
+// key is 0 (unlocked), 1 (locked) or 2 (locked, and someone may sleep). A
+// locker that finds it taken spins briefly, then sets 2 and sleeps on the
+// key (a futex, through std::atomic::wait); unlock wakes one sleeper only if
+// the key was 2.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace gmp {
+
+/// A mutual-exclusion lock without an owner: it may be unlocked by another
+/// execution context than the one that locked it (see above). Meets the
+/// standard Lockable requirements. Any thread; not recursive.
+class RuntimeLock {
+ public:
+  RuntimeLock() = default;
+  RuntimeLock(const RuntimeLock&) = delete;
+  RuntimeLock& operator=(const RuntimeLock&) = delete;
+
+  /// Blocks until the lock is taken.
+  void lock() noexcept {
+    std::uint32_t expected = kUnlocked;
+    // acquire: pairs with the release in unlock(); the critical section
+    // that follows sees everything the previous holder wrote.
+    if (key_.compare_exchange_strong(expected, kLocked,
+                                     std::memory_order_acquire,
+                                     std::memory_order_relaxed)) {
+      return;
+    }
+    lock_slow();
+  }
+
+  /// Takes the lock if it is free; never blocks.
+  bool try_lock() noexcept {
+    std::uint32_t expected = kUnlocked;
+    // acquire: as in lock().
+    return key_.compare_exchange_strong(expected, kLocked,
+                                        std::memory_order_acquire,
+                                        std::memory_order_relaxed);
+  }
+
+  /// Releases the lock and wakes one sleeper if there may be one.
+  void unlock() noexcept {
+    // release: publishes the critical section to the next acquirer.
+    if (key_.exchange(kUnlocked, std::memory_order_release) == kSleeping) {
+      key_.notify_one();
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kUnlocked = 0;
+  static constexpr std::uint32_t kLocked = 1;
+  static constexpr std::uint32_t kSleeping = 2;  // locked, maybe sleepers
+
+  void lock_slow() noexcept;
+
+  std::atomic<std::uint32_t> key_{kUnlocked};
+};
+
+}  // namespace gmp
