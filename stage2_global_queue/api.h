@@ -1,0 +1,40 @@
+// Stage 2 as one type, for code written once for every stage (see
+// common/stage_api.h).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string_view>
+#include <utility>
+
+#include "common/stage_api.h"
+#include "stage2_global_queue/runtime.h"
+
+namespace gmp::stage2 {
+
+/// Stage 2's runtime, objects and free functions gathered in one type.
+struct Api {
+  /// The stage's name, for tables and test names.
+  static constexpr std::string_view kName = "stage2_global_queue";
+  /// A blocked goroutine parks and gives its M back.
+  static constexpr bool kBlockingHoldsThread = false;
+
+  using Config = stage2::Config;    ///< see stage2::Config
+  using Runtime = stage2::Runtime;  ///< see stage2::Runtime
+  using Stats = stage2::Stats;      ///< see stage2::Stats
+  template <class T>
+  using Chan = stage2::Chan<T>;         ///< see gmp::BasicChan
+  using Mutex = stage2::Mutex;          ///< see gmp::BasicMutex
+  using WaitGroup = stage2::WaitGroup;  ///< see gmp::BasicWaitGroup
+
+  /// stage2::go
+  static void go(std::function<void()> fn) { stage2::go(std::move(fn)); }
+  /// stage2::yield
+  static void yield() { stage2::yield(); }
+  /// stage2::sleep_for
+  static void sleep_for(std::chrono::nanoseconds d) { stage2::sleep_for(d); }
+};
+
+static_assert(StageApi<Api>);
+
+}  // namespace gmp::stage2

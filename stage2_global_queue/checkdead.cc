@@ -1,0 +1,40 @@
+// Protocol 5 of runtime.h: deadlock detection (Go's checkdead) and its
+// report, listing every waiting goroutine as Go does.
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "stage2_global_queue/runtime.h"
+
+namespace gmp::stage2 {
+
+// Called with sched_ held whenever an M goes idle. Returns unless no
+// goroutine can ever run again, in which case the program ends.
+void Runtime::checkdead() {
+  if (!running_ || main_done_ || live_ == 0) return;
+  if (nmidle_ < config_.procs) return;  // an M is running a goroutine
+  if (!timers_.empty() || grq_size_ > 0) return;  // a sleeper will wake
+
+  std::vector<const G*> waiting;  // listed by goroutine id, as Go does
+  for (const auto& g : allgs_) {
+    if (g->status == GStatus::kWaiting) waiting.push_back(g.get());
+  }
+  std::sort(waiting.begin(), waiting.end(),
+            [](const G* a, const G* b) { return a->goid < b->goid; });
+  std::string report = "all goroutines are asleep - deadlock!\n\n";
+  auto now = std::chrono::steady_clock::now();
+  for (const G* g : waiting) {
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      now - g->waitsince)
+                      .count();
+    report += "goroutine " + std::to_string(g->goid) + " [" +
+              std::string(to_string(g->waitreason)) + "]: last ran on M " +
+              std::to_string(g->last_m) + ", waiting " +
+              std::to_string(waited) + " ms\n";
+  }
+  fatal(report);
+}
+
+}  // namespace gmp::stage2

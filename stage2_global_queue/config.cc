@@ -1,0 +1,36 @@
+#include "stage2_global_queue/config.h"
+
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+#include "common/errors.h"
+
+namespace gmp::stage2 {
+
+void Config::validate() const {
+  if (procs < 1 || procs > kMaxProcs) {
+    throw ConfigError("stage2::Config.procs = " + std::to_string(procs) +
+                      " is invalid: it must be between 1 and " +
+                      std::to_string(kMaxProcs) +
+                      " (the number of Ms running goroutines)");
+  }
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  if (stack_size < kMinStackSize || stack_size > kMaxStackSize ||
+      stack_size % page != 0) {
+    throw ConfigError("stage2::Config.stack_size = " +
+                      std::to_string(stack_size) +
+                      " is invalid: it must be a multiple of the page size (" +
+                      std::to_string(page) + ") between " +
+                      std::to_string(kMinStackSize) + " and " +
+                      std::to_string(kMaxStackSize));
+  }
+}
+
+int Config::default_procs() noexcept {
+  unsigned n = std::thread::hardware_concurrency();  // 0 when unknown
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace gmp::stage2

@@ -1,0 +1,43 @@
+// Stage 2's configuration.
+#pragma once
+
+#include <cstddef>
+
+namespace gmp::stage2 {
+
+/// Largest accepted Config::procs (Go 1.0 capped GOMAXPROCS at 256; later
+/// versions at 1024).
+inline constexpr int kMaxProcs = 1024;
+/// Smallest and largest accepted Config::stack_size.
+inline constexpr std::size_t kMinStackSize = 16 * 1024;
+inline constexpr std::size_t kMaxStackSize = std::size_t{1} << 30;
+/// Default Config::stack_size: 64 KiB (Go starts goroutines at 2 KiB and
+/// grows them; C++ frames cannot move, so the course picks a fixed size
+/// that fits ordinary code). AddressSanitizer's redzones make frames several
+/// times larger, so its builds default to 256 KiB.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr std::size_t kDefaultStackSize = 256 * 1024;
+#else
+inline constexpr std::size_t kDefaultStackSize = 64 * 1024;
+#endif
+
+/// How a stage 2 Runtime is set up (the same field names in every stage).
+struct Config {
+  /// Ms (OS threads) running goroutines: at most this many goroutines run
+  /// at the same time (Go's GOMAXPROCS). In [1, kMaxProcs]. Default: the
+  /// number of hardware threads, at least 1.
+  int procs = default_procs();
+
+  /// Usable bytes of each goroutine's stack; a guard page lies below it. A
+  /// multiple of the page size in [kMinStackSize, kMaxStackSize].
+  std::size_t stack_size = kDefaultStackSize;
+
+  /// Throws gmp::ConfigError naming the field, the value and the accepted
+  /// range if a field is invalid.
+  void validate() const;
+
+  /// The default for `procs`.
+  static int default_procs() noexcept;
+};
+
+}  // namespace gmp::stage2

@@ -1,0 +1,58 @@
+// G: a goroutine (Go's g, runtime2.go).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+#include "stage2_global_queue/context.h"
+#include "stage2_global_queue/stack.h"
+
+namespace gmp::stage2 {
+
+struct M;
+
+/// Go's goroutine states (_Gidle ... _Gdead), and which container holds a
+/// goroutine in each:
+///
+///   kIdle      just allocated, not yet initialised        (newproc only)
+///   kRunnable  ready to run                               the GRQ
+///   kRunning   running on an M                            m->curg
+///   kWaiting   parked on an object or a timer             a WaitQ / timers
+///   kDead      finished; kept with its stack for reuse    the free list
+///
+/// Every change goes through casgstatus(), which checks the old state.
+enum class GStatus : std::uint8_t { kIdle, kRunnable, kRunning, kWaiting, kDead };
+
+/// Go's name for a state ("runnable"), for reports.
+std::string_view to_string(GStatus s) noexcept;
+
+/// A goroutine: its stack, its saved registers, its function and its
+/// scheduling state. Lives in Runtime::allgs_ from creation to the
+/// runtime's destruction; reused (with its stack) after it dies.
+struct G {
+  // Owned by the goroutine's life; written by newproc before the G is
+  // published on the GRQ, read by whoever runs it.
+  Stack stack;               ///< [lo, lo + size), guard below lo
+  Context ctx;               ///< registers while not running (the switch)
+  std::function<void()> fn;  ///< what it runs; destroyed by the G itself
+  std::uint64_t goid = 0;    ///< its id; 1 is main
+
+  // Protected by the runtime's sched lock.
+  GStatus status = GStatus::kIdle;
+  bool started = false;          ///< has run; at exit unstarted Gs are dropped
+  G* schedlink = nullptr;        ///< next G in the GRQ or the free list
+  Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
+  WaitReason waitreason = WaitReason::kNone;  ///< why it is kWaiting
+  std::chrono::steady_clock::time_point waitsince;  ///< since when
+  int last_m = -1;               ///< id of the M it last ran on (reports)
+
+  // Sanitizer bookkeeping, owned by whichever thread switches to/from it.
+  void* tsan_fiber = nullptr;       ///< ThreadSanitizer's fiber of this G
+  void* asan_fake_stack = nullptr;  ///< AddressSanitizer's saved fake stack
+};
+
+}  // namespace gmp::stage2

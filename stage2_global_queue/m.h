@@ -1,0 +1,60 @@
+// M: an OS thread that runs goroutines (Go's m, runtime2.go).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <thread>
+
+#include "common/note.h"
+#include "common/runtime_lock.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+#include "stage2_global_queue/context.h"
+#include "stage2_global_queue/g.h"
+
+namespace gmp::stage2 {
+
+class Runtime;
+
+/// What a goroutine asks its M's g0 to do once it has switched to it (Go
+/// passes a function to mcall: park_m, gosched_m, goexit0).
+enum class MCall : unsigned char { kNone, kPark, kGosched, kGoexit };
+
+/// One OS thread of the runtime. Its own stack is g0, the scheduler
+/// context: schedule() runs there, and goroutines switch to it and back.
+struct M {
+  M(Runtime* runtime, int index) : rt(runtime), id(index) {}
+
+  Runtime* const rt;  ///< immutable
+  const int id;       ///< immutable; 0..procs-1
+  std::thread thread;  ///< started and joined by Runtime::run's thread
+
+  // Owner thread only (this M's thread, on g0 or on the goroutine it runs).
+  Context g0;         ///< g0's registers while a goroutine runs
+  G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
+  MCall call = MCall::kNone;  ///< the request of the last switch to g0
+  // Arguments of a kPark request (Go's m.waitunlockf and friends):
+  Sudog<G*>* park_sudog = nullptr;     ///< the sudog to park with
+  RuntimeLock* park_unlock = nullptr;  ///< object lock park_m releases
+  WaitReason park_reason = WaitReason::kNone;
+  std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
+  bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
+
+  /// Idle M's sleep: cleared and slept on by this M, woken by whoever takes
+  /// it off the idle list (thread-safe).
+  Note park;
+
+  // Protected by the runtime's sched lock.
+  M* schedlink = nullptr;  ///< next idle M
+  bool idle = false;       ///< on the idle list
+
+  // Sanitizer and signal bookkeeping (owner thread).
+  void* tsan_g0_fiber = nullptr;      ///< ThreadSanitizer's fiber for g0
+  void* asan_g0_fake_stack = nullptr;  ///< AddressSanitizer's, for g0
+  const void* g0_stack_lo = nullptr;  ///< g0's stack, for AddressSanitizer
+  std::size_t g0_stack_size = 0;
+  std::unique_ptr<char[]> signal_stack;  ///< sigaltstack for SIGSEGV
+};
+
+}  // namespace gmp::stage2

@@ -1,0 +1,346 @@
+// Stage 2's scheduler (protocols 1 to 3 of runtime.h): Go 1.0's proc.c,
+// with Go's names: newproc, gfget/gfput, schedule (mstart + find_runnable),
+// execute, park_m, gosched_m, goexit0, ready, globrunqput/globrunqget.
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "stage2_global_queue/runtime.h"
+#include "stage2_global_queue/signals.h"
+#include "stage2_global_queue/switch.h"
+#include "stage2_global_queue/tls.h"
+
+namespace gmp::stage2 {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- Goroutine side ------------------------------------------------------
+
+// The first and last frame of every goroutine, on its own stack.
+void goroutine_entry(void* arg) noexcept {
+  on_goroutine_start();
+  G* gp = static_cast<G*>(arg);
+  bool finished = false;
+  try {
+    gp->fn();
+    finished = true;
+  } catch (const Goexit&) {
+    // ended by the runtime at exit
+  } catch (...) {
+    die_of_panic(gp->goid, std::current_exception());
+  }
+  if (gp->goid == 1) getm()->rt->exit_after_main();  // still goroutine 1
+  gp->fn = nullptr;  // its destructors run while it is still a goroutine
+  M* m = getm();     // fresh: the goroutine may have moved between Ms
+  m->call = MCall::kGoexit;
+  m->exit_finished = finished;
+  mcall_exit(m, gp);
+}
+
+// Parks the running goroutine gp: asks g0 to do park_m and switches there.
+// Returns whether the wait succeeded (false: cancelled at exit).
+bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
+                  Clock::time_point until) {
+  M* m = getm();
+  m->call = MCall::kPark;
+  m->park_sudog = &s;
+  m->park_unlock = unlock;
+  m->park_reason = why;
+  m->park_until = until;
+  mcall(m, gp);
+  return s.claimed();
+}
+
+// Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
+// Any thread (run() creates main from a plain thread). Returns null if
+// main has already returned (the goroutine is dropped).
+G* Runtime::newproc(std::function<void()> fn, bool is_main) {
+  G* gp = gfget();
+  if (gp == nullptr) {
+    auto g = std::make_unique<G>();
+    g->stack = stacks_.alloc();  // may throw: nothing has changed yet
+    g->status = GStatus::kDead;  // Go: malg, then _Gidle -> _Gdead
+    gp = g.get();
+    std::lock_guard lk(sched_);
+    allgs_.push_back(std::move(g));
+  }
+  gp->fn = std::move(fn);
+  context_init(&gp->ctx, gp->stack.lo, gp->stack.size, &goroutine_entry, gp);
+  create_fiber(gp);
+  std::unique_lock lk(sched_);
+  if (main_done_ && !is_main) {  // too late: it would never run
+    std::function<void()> dropped = std::move(gp->fn);
+    destroy_fiber(gp);
+    gfput(gp);
+    lk.unlock();
+    return nullptr;  // `dropped` dies here, without the lock
+  }
+  gp->goid = ++goidgen_;
+  gp->started = false;
+  casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
+  ++live_;
+  ++stats_.goroutines_created;
+  globrunqput(gp);
+  wake_idle_m();
+  return gp;
+}
+
+// ---- The free list (Go's gfget / gfput) -----------------------------------
+
+G* Runtime::gfget() {
+  std::lock_guard lk(sched_);
+  G* gp = gfree_;
+  if (gp != nullptr) gfree_ = gp->schedlink;
+  return gp;
+}
+
+void Runtime::gfput(G* gp) {  // sched_ held; gp is dead
+  gp->schedlink = gfree_;
+  gfree_ = gp;
+}
+
+// ---- The global run queue -------------------------------------------------
+
+void Runtime::globrunqput(G* gp) {  // sched_ held
+  gp->schedlink = nullptr;
+  (grq_tail_ != nullptr ? grq_tail_->schedlink : grq_head_) = gp;
+  grq_tail_ = gp;
+  if (++grq_size_ > stats_.max_queue_len) stats_.max_queue_len = grq_size_;
+}
+
+G* Runtime::globrunqget() {  // sched_ held
+  G* gp = grq_head_;
+  if (gp == nullptr) return nullptr;
+  grq_head_ = gp->schedlink;
+  if (grq_head_ == nullptr) grq_tail_ = nullptr;
+  --grq_size_;
+  gp->schedlink = nullptr;
+  return gp;
+}
+
+void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {  // sched_ held
+  if (gp->status != from) [[unlikely]] {
+    fatal("casgstatus: goroutine " + std::to_string(gp->goid) + " is " +
+          std::string(to_string(gp->status)) + ", expected " +
+          std::string(to_string(from)) + " (to make it " +
+          std::string(to_string(to)) + ")");
+  }
+  gp->status = to;
+}
+
+// Go's goready, sched_ held: waiting -> runnable, at the GRQ's tail.
+void Runtime::ready_locked(G* gp) {
+  if (gp->waitreason != WaitReason::kSleep) --nblocked_;
+  casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
+  gp->waiting = nullptr;
+  gp->waitreason = WaitReason::kNone;
+  globrunqput(gp);
+  wake_idle_m();
+}
+
+// ---- Idle Ms (Go's mput / mget, and 1.0's matchmg) -------------------------
+
+void Runtime::mput(M* m) {  // sched_ held: m goes idle
+  m->idle = true;
+  m->schedlink = midle_;
+  midle_ = m;
+  ++nmidle_;
+}
+
+M* Runtime::mget() {  // sched_ held: an idle M, off the list, or null
+  M* m = midle_;
+  if (m != nullptr) mremove(m);
+  return m;
+}
+
+void Runtime::mremove(M* m) {  // sched_ held: m is idle
+  M** link = &midle_;
+  while (*link != m) link = &(*link)->schedlink;
+  *link = m->schedlink;
+  m->schedlink = nullptr;
+  m->idle = false;
+  --nmidle_;
+}
+
+// Wakes an idle M, if any, to run what was just queued. sched_ held.
+void Runtime::wake_idle_m() {
+  if (M* m = mget()) m->park.wakeup();
+}
+
+// ---- The M's loop, on g0 (protocol 2) -------------------------------------
+
+void Runtime::mstart(M* m) {
+  setm(m);
+  init_g0(m);
+  install_signal_stack(m);
+  while (G* gp = find_runnable(m)) {
+    execute(m, gp);  // returns when gp switches back to g0
+    switch (m->call) {
+      case MCall::kPark: park_m(m, gp); break;
+      case MCall::kGosched: gosched_m(m, gp); break;
+      case MCall::kGoexit: goexit0(m, gp); break;
+      case MCall::kNone: fatal("mstart: a goroutine switched to g0 for nothing");
+    }
+  }
+  remove_signal_stack(m);
+  setm(nullptr);
+}
+
+// Expired timers ready their goroutines. sched_ held.
+void Runtime::run_timers(Clock::time_point now) {
+  while (!timers_.empty() && timers_.earliest() <= now) {
+    Sudog<G*>* s = timers_.pop();
+    if (s->try_claim()) ready_locked(s->g);  // else cancelled meanwhile
+  }
+}
+
+// The next goroutine for m, or null when the runtime stops. Sleeps while
+// there is nothing to run.
+G* Runtime::find_runnable(M* m) {
+  std::unique_lock lk(sched_);
+  for (;;) {
+    if (stopping_) return nullptr;
+    Clock::time_point now = Clock::now();
+    run_timers(now);
+    if (G* gp = globrunqget()) {
+      casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
+      gp->started = true;
+      gp->last_m = m->id;
+      ++stats_.context_switches;
+      return gp;
+    }
+    // Nothing to run: go idle (Go's stopm), the first idle M on timer duty.
+    mput(m);
+    checkdead();
+    bool timer_duty = !timers_.empty() && timer_m_ == nullptr;
+    if (timer_duty) timer_m_ = m;
+    Clock::duration timeout = timer_duty ? timers_.earliest() - now
+                                         : Clock::duration::max();
+    m->park.clear();
+    lk.unlock();
+    if (timer_duty) {
+      m->park.tsleep(timeout);
+    } else {
+      m->park.sleep();
+    }
+    lk.lock();
+    if (timer_m_ == m) timer_m_ = nullptr;
+    if (m->idle) mremove(m);  // timed out: nobody took us off the list
+  }
+}
+
+void Runtime::execute(M* m, G* gp) {
+  m->curg = gp;
+  m->call = MCall::kNone;
+  gogo(m, gp);
+  m->curg = nullptr;
+}
+
+// Protocol 3, on g0 once gp's registers are saved (Go's park_m).
+void Runtime::park_m(M* m, G* gp) {
+  Sudog<G*>* s = m->park_sudog;
+  {
+    std::lock_guard lk(sched_);
+    if (main_done_) {
+      // Exiting: do not park. Nobody can have claimed s (its object's lock
+      // is still held), so cancel and unlink it; gp throws Goexit.
+      GMP_CHECK(s->try_cancel(), "a sudog was claimed before it was parked");
+      if (s->queue != nullptr) s->queue->remove(s);
+      casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
+      globrunqput(gp);
+    } else {
+      casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
+      gp->waiting = s;
+      gp->waitreason = m->park_reason;
+      gp->waitsince = Clock::now();
+      if (m->park_reason != WaitReason::kSleep) {
+        ++nblocked_;
+      } else if (timers_.push(m->park_until, s) && timer_m_ != nullptr &&
+                 timer_m_->idle) {
+        // The new timer is the earliest: the M on timer duty must resleep.
+        mremove(timer_m_);
+        timer_m_->park.wakeup();
+      }
+    }
+  }
+  // Only now may a waker see gp: release the object's lock.
+  if (m->park_unlock != nullptr) m->park_unlock->unlock();
+}
+
+// Go's gosched_m: gp goes to the GRQ's tail.
+void Runtime::gosched_m(M*, G* gp) {
+  std::lock_guard lk(sched_);
+  casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
+  globrunqput(gp);
+}
+
+// Go's goexit0: gp is dead; its G and stack go to the free list.
+void Runtime::goexit0(M* m, G* gp) {
+  std::lock_guard lk(sched_);
+  casgstatus(gp, GStatus::kRunning, GStatus::kDead);
+  ++(m->exit_finished ? stats_.goroutines_finished : stats_.goroutines_exited);
+  destroy_fiber(gp);
+  gfput(gp);
+  if (--live_ == 0 && main_done_) all_dead_.wakeup();  // once per run
+}
+
+// ---- The Scheduler interface and the free functions ------------------------
+
+Sched::G Sched::current_g(const char* op) {
+  M* m = getm();
+  if (m == nullptr || m->curg == nullptr) [[unlikely]] {
+    throw UsageError(std::string(op) +
+                     " called outside a goroutine: only goroutines of a "
+                     "running stage2::Runtime may call it (start one with "
+                     "Runtime::run(main) and call it from main or from a "
+                     "goroutine started with go())");
+  }
+  return m->curg;
+}
+
+std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
+
+bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
+                 WaitReason why) {
+  return park_current(s.g, s, lock.release(), why, Clock::time_point{});
+}
+
+void Sched::ready(Sudog<G>& s) noexcept {
+  G gp = s.g;  // s may vanish once gp runs again
+  Runtime* rt = getm()->rt;
+  std::lock_guard lk(rt->sched_);
+  rt->ready_locked(gp);
+}
+
+void go(std::function<void()> fn) {
+  Sched::current_g("go");
+  if (!fn) throw UsageError("go called with an empty function");
+  getm()->rt->newproc(std::move(fn), false);
+}
+
+void yield() {
+  G* gp = Sched::current_g("yield");
+  M* m = getm();
+  if (m->rt->exiting_.load(std::memory_order_relaxed)) throw Goexit{};
+  m->call = MCall::kGosched;
+  mcall(m, gp);
+}
+
+void sleep_for(std::chrono::nanoseconds d) {
+  G* gp = Sched::current_g("sleep_for");
+  if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
+  Clock::time_point now = Clock::now();
+  Clock::time_point until = d < Clock::time_point::max() - now
+                                ? now + d
+                                : Clock::time_point::max();
+  Sudog<G*> s(gp, gp->goid);
+  if (!park_current(gp, s, nullptr, WaitReason::kSleep, until)) {
+    throw Goexit{};
+  }
+}
+
+}  // namespace gmp::stage2

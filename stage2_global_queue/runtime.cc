@@ -1,0 +1,148 @@
+// Stage 2: the life of a run (start, exit when main returns, stop).
+#include "stage2_global_queue/runtime.h"
+
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "stage2_global_queue/switch.h"
+#include "stage2_global_queue/tls.h"
+
+namespace gmp::stage2 {
+
+Runtime::Runtime(Config config)
+    : config_((config.validate(), config)), stacks_(config_.stack_size) {}
+
+Runtime::~Runtime() {
+  std::lock_guard lk(sched_);
+  if (running_) fatal("stage2::Runtime destroyed while its run() is running");
+  for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
+}
+
+Stats Runtime::stats() const {
+  std::lock_guard lk(sched_);
+  Stats s = stats_;
+  s.goroutines_blocked = nblocked_;
+  s.stacks_mapped = stacks_.stacks_mapped();
+  s.sched_lock = sched_.counters();
+  return s;
+}
+
+void Runtime::run(std::function<void()> main) {
+  if (getm() != nullptr) {
+    throw UsageError(
+        "Runtime::run called from inside a goroutine: run() blocks its "
+        "caller until main returns; start more goroutines with go() instead");
+  }
+  if (!main) throw UsageError("Runtime::run called with an empty function");
+  {
+    std::lock_guard lk(sched_);
+    if (running_) {
+      throw UsageError("Runtime::run called while this runtime is running");
+    }
+    running_ = true;
+    main_done_ = stopping_ = false;
+    exiting_.store(false, std::memory_order_relaxed);
+    stats_ = Stats{};
+    sched_.reset_counters();
+    goidgen_ = 0;
+    all_dead_.clear();
+  }
+  start_ms();  // throws, with the runtime stopped again, on failure
+  try {
+    newproc(std::move(main), /*is_main=*/true);  // goroutine 1
+  } catch (...) {  // no stack for main: nothing ran
+    stop_ms();
+    throw;
+  }
+  all_dead_.sleep();  // until goexit0 of the last goroutine
+  stop_ms();
+}
+
+void Runtime::start_ms() {
+  ms_.reserve(static_cast<std::size_t>(config_.procs));
+  for (int i = 0; i < config_.procs; ++i) {
+    ms_.push_back(std::make_unique<M>(this, i));
+  }
+  for (int i = 0; i < config_.procs; ++i) {
+    try {
+      ms_[i]->thread = std::thread(&Runtime::mstart, this, ms_[i].get());
+    } catch (const std::system_error& e) {
+      stop_ms();
+      throw std::system_error(
+          e.code(), "stage2: could not start M " + std::to_string(i + 1) +
+                        " of " + std::to_string(config_.procs) +
+                        "; nothing was run. Lower Config.procs or raise the "
+                        "thread limits (ulimit -u, kernel.threads-max)");
+    } catch (...) {
+      stop_ms();
+      throw;
+    }
+    std::lock_guard lk(sched_);
+    ++stats_.threads_created;
+  }
+}
+
+// Every goroutine is dead (or none started): the Ms leave their loops.
+void Runtime::stop_ms() noexcept {
+  {
+    std::lock_guard lk(sched_);
+    stopping_ = true;
+    while (M* m = mget()) m->park.wakeup();
+  }
+  for (auto& m : ms_) {
+    if (m->thread.joinable()) m->thread.join();
+  }
+  ms_.clear();
+  std::lock_guard lk(sched_);
+  running_ = false;
+}
+
+// Protocol 4, on goroutine 1 right after main returned: no goroutine may
+// start or keep waiting. Unstarted goroutines are dropped; parked ones are
+// cancelled, unlinked from their queues (all before any is woken: see
+// common/sudog.h), and readied to unwind.
+void Runtime::exit_after_main() {
+  std::vector<G*> never_started;
+  std::vector<Sudog<G*>*> cancelled;
+  {
+    std::lock_guard lk(sched_);
+    main_done_ = true;
+    exiting_.store(true, std::memory_order_relaxed);
+    G* runnable = grq_head_;  // keep started ones: they must unwind
+    grq_head_ = grq_tail_ = nullptr;
+    grq_size_ = 0;
+    while (G* gp = runnable) {
+      runnable = gp->schedlink;
+      if (gp->started) {
+        globrunqput(gp);
+      } else {
+        never_started.push_back(gp);
+      }
+    }
+    stats_.goroutines_never_started = never_started.size();
+    for (auto& g : allgs_) {
+      Sudog<G*>* s = g->waiting;
+      if (g->status != GStatus::kWaiting || !s->try_cancel()) continue;
+      if (g->waitreason == WaitReason::kSleep) timers_.remove(s);
+      cancelled.push_back(s);
+    }
+  }
+  for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);
+  for (G* gp : never_started) gp->fn = nullptr;  // destroyed, never run
+  std::lock_guard lk(sched_);
+  for (G* gp : never_started) {
+    casgstatus(gp, GStatus::kRunnable, GStatus::kDead);
+    destroy_fiber(gp);
+    gfput(gp);
+    --live_;
+  }
+  for (Sudog<G*>* s : cancelled) ready_locked(s->g);  // they throw Goexit
+}
+
+}  // namespace gmp::stage2

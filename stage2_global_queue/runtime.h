@@ -1,0 +1,210 @@
+// Stage 2: goroutines as green threads, M OS threads, one global run queue.
+//
+// Green threads on a global queue
+// ===============================
+// Stage 1 gave every running or blocked goroutine a whole OS thread. Here a
+// goroutine becomes a user-space thread: its own small stack (stack.h,
+// 64 KiB by default instead of 8 MiB) and its saved registers (context.h).
+// `procs` OS threads, the Ms, take turns running goroutines: an M runs one
+// until it blocks, yields or ends, then switches to the next, in user space
+// (a few nanoseconds, no kernel). A goroutine that blocks is parked: it
+// gives its M back, so 100,000 goroutines can wait on a channel with a
+// handful of threads.
+//
+// This is Go 1.0's scheduler: every runnable goroutine waits in one global
+// run queue (the GRQ), and every scheduling decision takes the one
+// scheduler lock (`sched_`, Go's sched.lock): spawning, readying, yielding,
+// parking, finding work. The lock counts its acquisitions, contended
+// acquisitions and waiting time, and the demo shows them grow with the
+// number of Ms: that is the problem stage 3 solves.
+//
+// Each M's own thread stack is its g0, the scheduler context: schedule()
+// runs there, and every switch goes g0 -> goroutine -> g0 (switch.h).
+//
+// Protocols
+// ---------
+// 1. go(f) (Go's newproc): take a dead G and its stack from the free list
+//    (or allocate both), prepare its context to start at f, then under the
+//    sched lock make it runnable, append it to the GRQ and wake an idle M.
+// 2. schedule (each M's loop on g0): under the sched lock, ready the
+//    goroutines whose timers expired, take the GRQ's head and mark it
+//    running; switch to it (gogo). When it switches back (mcall), do what
+//    it asked: park_m, gosched_m or goexit0. With nothing to run the M goes
+//    idle (mput) and sleeps on its note; the first idle M sleeps only until
+//    the earliest timer, to run it.
+// 3. Park and ready (common/scheduler.h): a goroutine that must wait puts
+//    its request on its M and switches to g0. park_m, on g0, marks it
+//    waiting under the sched lock and only then releases the object's lock:
+//    the goroutine's registers are saved by then, so a waker that readies it
+//    at once cannot resume it half-saved. (That lock is taken by the
+//    goroutine and released by g0, hence RuntimeLock, which has no owner.)
+//    ready: under the sched lock, waiting -> runnable, append to the GRQ,
+//    wake an idle M.
+// 4. Exit, as in stage 1: the moment main returns no goroutine may start;
+//    unstarted ones are dropped, parked ones are cancelled, unlinked and
+//    readied to unwind (gmp::Goexit); run() returns once all are dead.
+// 5. Deadlock (Go's checkdead): when the last running M goes idle, with no
+//    timer pending, no goroutine can ever run again: fatal error naming
+//    every waiting goroutine and its wait reason.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "common/chan.h"
+#include "common/counting_lock.h"
+#include "common/mutex.h"
+#include "common/note.h"
+#include "common/wait_group.h"
+#include "stage2_global_queue/config.h"
+#include "stage2_global_queue/g.h"
+#include "stage2_global_queue/m.h"
+#include "stage2_global_queue/sched.h"
+#include "stage2_global_queue/stack.h"
+#include "stage2_global_queue/timers.h"
+
+namespace gmp::stage2 {
+
+/// A Go channel whose blocked goroutines park, freeing their M.
+template <class T>
+using Chan = BasicChan<T, Sched>;
+/// Go's sync.Mutex for stage 2 goroutines.
+using Mutex = BasicMutex<Sched>;
+/// Go's sync.WaitGroup for stage 2 goroutines.
+using WaitGroup = BasicWaitGroup<Sched>;
+
+/// Counters of one Runtime::run. Conservation: created == finished +
+/// exited + never_started.
+struct Stats {
+  std::uint64_t goroutines_created = 0;   ///< main and every go()
+  std::uint64_t goroutines_finished = 0;  ///< returned from their function
+  std::uint64_t goroutines_exited = 0;    ///< unwound by Goexit at exit
+  std::uint64_t goroutines_never_started = 0;  ///< still queued at exit
+  std::uint64_t threads_created = 0;      ///< Ms started
+  std::size_t max_queue_len = 0;          ///< longest the GRQ has been
+  /// Right now: goroutines parked on a channel, mutex or wait group.
+  std::int64_t goroutines_blocked = 0;
+  std::uint64_t context_switches = 0;  ///< g0 -> goroutine switches
+  std::uint64_t stacks_mapped = 0;     ///< stacks ever mapped (reused after)
+  /// The sched lock (the GRQ's lock): how often it was taken, how often
+  /// someone else held it, and how long takers waited in total.
+  LockCounters sched_lock;
+};
+
+/// A stage 2 runtime: Config::procs Ms sharing one global run queue.
+///
+/// Thread safety: run() is called by one plain (non-goroutine) thread at a
+/// time; stats() and config() by any thread.
+class Runtime {
+ public:
+  /// Validates `config` (gmp::ConfigError if invalid). Starts no thread.
+  explicit Runtime(Config config = {});
+  /// Fatal error if the runtime is still running.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Starts the Ms, runs `main` as goroutine 1, and returns once main has
+  /// returned and every other goroutine has ended (protocol 4). Can be
+  /// called again afterwards.
+  ///
+  /// Errors: gmp::UsageError if called from a goroutine or while running;
+  /// std::system_error, with nothing run, if an M's thread or main's stack
+  /// cannot be had. An exception escaping a goroutine ends the program like
+  /// an unrecovered panic in Go.
+  void run(std::function<void()> main);
+
+  /// The validated configuration.
+  const Config& config() const noexcept { return config_; }
+
+  /// Counters of the current or last run().
+  Stats stats() const;
+
+ private:
+  friend struct Sched;
+  friend void go(std::function<void()> fn);
+  friend void yield();
+  friend void sleep_for(std::chrono::nanoseconds d);
+  friend void goroutine_entry(void* arg) noexcept;
+
+  // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
+  G* newproc(std::function<void()> fn, bool is_main);
+  G* gfget();
+  void gfput(G* gp);
+  void mstart(M* m);
+  G* find_runnable(M* m);
+  void execute(M* m, G* gp);
+  void park_m(M* m, G* gp);
+  void gosched_m(M* m, G* gp);
+  void goexit0(M* m, G* gp);
+  void ready_locked(G* gp);
+  void globrunqput(G* gp);
+  G* globrunqget();
+  void mput(M* m);
+  M* mget();
+  void mremove(M* m);
+  void wake_idle_m();
+  void casgstatus(G* gp, GStatus from, GStatus to);
+  void run_timers(std::chrono::steady_clock::time_point now);
+  // runtime.cc: the life of a run.
+  void start_ms();
+  void stop_ms() noexcept;
+  void exit_after_main();
+  // checkdead.cc
+  void checkdead();
+
+  const Config config_;  // immutable
+  StackPool stacks_;     // thread-safe
+
+  // ---- Protected by sched_ (Go's sched.lock). Lock order: an object's
+  // lock (Chan, Mutex, WaitGroup), then sched_.
+  mutable CountingLock sched_;
+  G* grq_head_ = nullptr;  // global run queue, FIFO, linked by schedlink
+  G* grq_tail_ = nullptr;
+  std::size_t grq_size_ = 0;
+  M* midle_ = nullptr;     // idle Ms, linked by schedlink (Go's sched.midle)
+  int nmidle_ = 0;
+  M* timer_m_ = nullptr;   // the idle M sleeping until the next timer
+  Timers timers_;          // sleeping goroutines, earliest first
+  std::vector<std::unique_ptr<G>> allgs_;  // every G ever made (Go's allgs)
+  G* gfree_ = nullptr;     // dead Gs with their stacks (Go's sched.gFree)
+  std::uint64_t goidgen_ = 0;  // last goroutine id given
+  std::int64_t live_ = 0;      // goroutines not dead
+  int nblocked_ = 0;           // goroutines parked on an object
+  bool running_ = false;       // between start and stop of a run
+  bool main_done_ = false;     // main returned: protocol 4 under way
+  bool stopping_ = false;      // every goroutine is dead: Ms exit
+  Stats stats_;
+
+  // main_done_, readable without the lock, for yield()'s cheap check.
+  // Relaxed: park_m rechecks main_done_ under the lock, so a stale false
+  // only delays the Goexit to the goroutine's next park.
+  std::atomic<bool> exiting_{false};
+
+  // The Ms; filled before any thread starts, cleared after all joined.
+  std::vector<std::unique_ptr<M>> ms_;
+  Note all_dead_;  // woken by the goexit0 that ends the last goroutine
+};
+
+/// Starts a new goroutine running `fn` (Go's `go fn()`). Goroutine only
+/// (gmp::UsageError otherwise, or for an empty fn). Throws
+/// std::system_error, with nothing started, if no stack can be had. Once
+/// main has returned, new goroutines are dropped without running.
+void go(std::function<void()> fn);
+
+/// Puts the calling goroutine at the back of the global run queue and runs
+/// another (Go's runtime.Gosched). Goroutine only. Once main has returned
+/// it throws gmp::Goexit instead.
+void yield();
+
+/// Parks the calling goroutine for at least `d` (Go's time.Sleep): its M
+/// runs other goroutines meanwhile. Returns at once if d <= 0. Goroutine
+/// only; throws gmp::Goexit if main returns meanwhile.
+void sleep_for(std::chrono::nanoseconds d);
+
+}  // namespace gmp::stage2

@@ -1,0 +1,38 @@
+// Stage 2's park and ready (the Scheduler interface of common/scheduler.h).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "common/runtime_lock.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+
+namespace gmp::stage2 {
+
+struct G;
+
+/// How a stage 2 goroutine waits: it parks, and its M runs other goroutines.
+struct Sched {
+  /// The goroutine handle.
+  using G = stage2::G*;
+
+  /// The calling goroutine; throws gmp::UsageError naming `op` when the
+  /// calling thread is not running a goroutine of a stage 2 runtime.
+  static G current_g(const char* op);
+
+  /// The goroutine's id; only that goroutine may ask.
+  static std::uint64_t goid(G g) noexcept;
+
+  /// Go's gopark: switches to g0, which marks the goroutine waiting and
+  /// then releases `lock`; returns true once ready(s) made it run again, or
+  /// false if the runtime cancelled the wait at exit.
+  static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
+                   WaitReason why);
+
+  /// Go's goready: makes the goroutine of `s` (claimed by the caller)
+  /// runnable again, at the back of the global run queue.
+  static void ready(Sudog<G>& s) noexcept;
+};
+
+}  // namespace gmp::stage2

@@ -1,0 +1,143 @@
+#include "stage2_global_queue/stack.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <system_error>
+
+#include "common/check.h"
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102  // Linux 6.13 (uapi/asm-generic/mman-common.h)
+#endif
+
+namespace gmp::stage2 {
+namespace {
+
+std::size_t page_size() noexcept {
+  return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Whether madvise(MADV_GUARD_INSTALL) works here: unknown until the first
+// slab tries it, then settled for the process.
+enum GuardKind : int { kUnknown, kGuardRegions, kMprotect };
+std::atomic<int> guard_kind{kUnknown};  // relaxed: any answer is correct
+
+// Makes [addr, addr + len) fault when touched.
+int install_guard(void* addr, std::size_t len) noexcept {
+  if (guard_kind.load(std::memory_order_relaxed) != kMprotect) {
+    if (madvise(addr, len, MADV_GUARD_INSTALL) == 0) {
+      guard_kind.store(kGuardRegions, std::memory_order_relaxed);
+      return 0;
+    }
+    if (errno != EINVAL) return -1;
+    guard_kind.store(kMprotect, std::memory_order_relaxed);  // older kernel
+  }
+  return mprotect(addr, len, PROT_NONE);
+}
+
+long read_long(const char* path) {
+  std::ifstream in(path);
+  long v = -1;
+  in >> v;
+  return v;
+}
+
+long count_mappings() {
+  std::ifstream in("/proc/self/maps");
+  long n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Why a stack could not be had: errno `err`, as clearly as we can tell.
+[[noreturn]] void throw_exhausted(int err, std::size_t stack_size) {
+  long limit = read_long("/proc/sys/vm/max_map_count");
+  long maps = count_mappings();
+  std::string why =
+      "go: cannot allocate a goroutine stack (" + std::to_string(stack_size) +
+      " bytes and a guard page): ";
+  if (limit > 0 && maps >= limit - 8) {
+    why += "the process has " + std::to_string(maps) +
+           " memory mappings, the kernel's limit (vm.max_map_count = " +
+           std::to_string(limit) + "). ";
+    why += StackPool::guard_regions_supported()
+               ? "Raise it (sysctl -w vm.max_map_count=N) or use fewer "
+                 "goroutines"
+               : "On this kernel (no MADV_GUARD_INSTALL, Linux < 6.13) each "
+                 "stack's guard page costs 2 mappings: raise the limit "
+                 "(sysctl -w vm.max_map_count=N) or use fewer goroutines";
+  } else {
+    why += "out of memory or address space (RAM, overcommit, ulimit -v); "
+           "use fewer goroutines or a smaller Config.stack_size";
+  }
+  throw std::system_error(err, std::generic_category(), why);
+}
+
+}  // namespace
+
+bool StackPool::guard_regions_supported() noexcept {
+  return guard_kind.load(std::memory_order_relaxed) == kGuardRegions;
+}
+
+StackPool::StackPool(std::size_t stack_size)
+    : stack_size_(stack_size), guard_(page_size()) {
+  GMP_CHECK(stack_size_ % guard_ == 0, "stack size is not a page multiple");
+}
+
+StackPool::~StackPool() {
+  std::lock_guard lk(lock_);
+  GMP_CHECK(free_.size() == slabs_.size() * kStacksPerSlab,
+            "stack pool destroyed while stacks are in use");
+  const std::size_t slab = kStacksPerSlab * (guard_ + stack_size_);
+  for (void* base : slabs_) munmap(base, slab);
+}
+
+Stack StackPool::alloc() {
+  std::lock_guard lk(lock_);
+  if (free_.empty()) map_slab();
+  void* lo = free_.back();
+  free_.pop_back();
+  return Stack{lo, stack_size_};
+}
+
+void StackPool::free(Stack s) noexcept {
+  std::lock_guard lk(lock_);
+  free_.push_back(s.lo);
+}
+
+std::size_t StackPool::stacks_mapped() const {
+  std::lock_guard lk(lock_);
+  return slabs_.size() * kStacksPerSlab;
+}
+
+// One mmap for kStacksPerSlab slots of [guard][stack]. MAP_NORESERVE: only
+// touched pages cost memory, as with thread stacks.
+void StackPool::map_slab() {
+  const std::size_t slot = guard_ + stack_size_;
+  const std::size_t bytes = kStacksPerSlab * slot;
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                    -1, 0);
+  if (base == MAP_FAILED) throw_exhausted(errno, stack_size_);
+  auto* p = static_cast<char*>(base);
+  for (std::size_t i = 0; i < kStacksPerSlab; ++i) {
+    if (install_guard(p + i * slot, guard_) != 0) {
+      int err = errno;
+      munmap(base, bytes);  // nothing of this slab was handed out
+      throw_exhausted(err, stack_size_);
+    }
+  }
+  slabs_.push_back(base);
+  free_.reserve(free_.size() + kStacksPerSlab);
+  for (std::size_t i = kStacksPerSlab; i-- > 0;) {
+    free_.push_back(p + i * slot + guard_);
+  }
+}
+
+}  // namespace gmp::stage2

@@ -1,0 +1,82 @@
+// Goroutine stacks: mmap'ed, with a guard region below each, pooled.
+//
+// A goroutine's stack is fixed-size (Go grows its stacks by copying them;
+// C++ frames cannot be moved, so the course cannot). Below each stack lies
+// a guard region that faults when touched, so that an overflow ends with
+// "goroutine N stack overflow" (signals.h) instead of silently overwriting
+// whatever lies below.
+//
+// The guard and vm.max_map_count
+// ------------------------------
+// The classic guard page is mprotect(PROT_NONE). It splits the mapping:
+// every stack then costs two kernel memory mappings (VMAs), and a process
+// may have vm.max_map_count of them (65530 by default), so about 32,000
+// goroutines at most. Linux 6.13 added "guard regions"
+// (madvise(MADV_GUARD_INSTALL)): they fault the same way but live in the
+// page tables, not in the VMA tree. So the pool maps stacks in slabs of
+// kStacksPerSlab and installs guard regions where the kernel has them
+// (one VMA per slab: 100,000 stacks take ~1,600 mappings), and falls back
+// to mprotect elsewhere, reporting the limit clearly when it is reached.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "common/runtime_lock.h"
+
+namespace gmp::stage2 {
+
+/// One goroutine stack: usable bytes [lo, lo + size); the guard lies in
+/// [lo - guard, lo).
+struct Stack {
+  void* lo = nullptr;
+  std::size_t size = 0;
+};
+
+/// A pool of equally sized stacks. Thread-safe (its own lock).
+class StackPool {
+ public:
+  /// Stacks per mmap (a slab): arbitrary; big enough to make mappings
+  /// rare, small enough not to waste much address space.
+  static constexpr std::size_t kStacksPerSlab = 64;
+
+  /// A pool of stacks of `stack_size` usable bytes (a multiple of the page
+  /// size) with a guard of one page below each.
+  explicit StackPool(std::size_t stack_size);
+  /// Unmaps every slab: every stack must have been freed (fatal error if
+  /// not, since a goroutine could still be running on it).
+  ~StackPool();
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+
+  /// A free stack, mapping a new slab if none is left. Throws
+  /// std::system_error when the kernel refuses memory or mappings; the
+  /// message names the limit reached (vm.max_map_count, or memory).
+  Stack alloc();
+
+  /// Returns `s` to the pool for reuse (its memory stays mapped).
+  void free(Stack s) noexcept;
+
+  /// Usable bytes of each stack.
+  std::size_t stack_size() const noexcept { return stack_size_; }
+  /// Bytes of the guard below each stack.
+  std::size_t guard_size() const noexcept { return guard_; }
+  /// Stacks mapped so far (free or in use).
+  std::size_t stacks_mapped() const;
+  /// Whether guards are guard regions (MADV_GUARD_INSTALL: no mapping of
+  /// their own) rather than mprotect'ed pages (two mappings per stack).
+  /// False until the first slab has been mapped, and before Linux 6.13.
+  static bool guard_regions_supported() noexcept;
+
+ private:
+  void map_slab();  // lock_ held
+
+  const std::size_t stack_size_;  // immutable
+  const std::size_t guard_;       // immutable: one page
+
+  mutable RuntimeLock lock_;       // guards the fields below
+  std::vector<void*> slabs_;       // base address of every slab
+  std::vector<void*> free_;        // lo of every free stack
+};
+
+}  // namespace gmp::stage2

@@ -1,0 +1,37 @@
+// Switching between an M's g0 and its goroutines, with the sanitizers told.
+//
+// Every switch in stage 2 goes through g0: g0 -> G (gogo) and G -> g0
+// (mcall). ThreadSanitizer and AddressSanitizer must be told about each
+// switch (a "fiber" switch to them), or they report races and stack errors
+// that do not exist; outside sanitizer builds these functions are just
+// gmp_context_switch.
+#pragma once
+
+#include "stage2_global_queue/g.h"
+#include "stage2_global_queue/m.h"
+
+namespace gmp::stage2 {
+
+/// Go's gogo: runs `gp` on `m` until it switches back to g0. On m's g0.
+void gogo(M* m, G* gp) noexcept;
+
+/// Go's mcall: switches from `gp` to its M's g0, which then performs
+/// m->call. Returns when `gp` is resumed, maybe on another M. On gp.
+void mcall(M* m, G* gp) noexcept;
+
+/// The last switch of a goroutine that is ending (m->call is kGoexit): its
+/// stack will be reused. Never returns. On gp.
+[[noreturn]] void mcall_exit(M* m, G* gp) noexcept;
+
+/// First thing a goroutine does on its new stack.
+void on_goroutine_start() noexcept;
+
+/// Sets up g0's sanitizer state; on the M's thread before any switch.
+void init_g0(M* m) noexcept;
+
+/// Creates / destroys a goroutine's ThreadSanitizer fiber (no-ops in other
+/// builds). Destroy only while another fiber runs (on g0).
+void create_fiber(G* gp) noexcept;
+void destroy_fiber(G* gp) noexcept;
+
+}  // namespace gmp::stage2
