@@ -85,6 +85,10 @@ bool StackPool::guard_regions_supported() noexcept {
   return guard_kind.load(std::memory_order_relaxed) == kGuardRegions;
 }
 
+void StackPool::use_mprotect_guards() noexcept {
+  guard_kind.store(kMprotect, std::memory_order_relaxed);
+}
+
 StackPool::StackPool(std::size_t stack_size)
     : stack_size_(stack_size), guard_(page_size()) {
   GMP_CHECK(stack_size_ % guard_ == 0, "stack size is not a page multiple");

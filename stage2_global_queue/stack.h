@@ -68,6 +68,11 @@ class StackPool {
   /// False until the first slab has been mapped, and before Linux 6.13.
   static bool guard_regions_supported() noexcept;
 
+  /// From now on, guards are mprotect'ed pages even where guard regions
+  /// exist: what older kernels do (tests and demos use it to show the
+  /// difference). Process-wide; call before any stack is allocated.
+  static void use_mprotect_guards() noexcept;
+
  private:
   void map_slab();  // lock_ held
 
