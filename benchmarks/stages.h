@@ -6,14 +6,15 @@
 
 #include "benchmarks/workloads.h"
 #include "stage1_threadpool/api.h"
+#include "stage2_global_queue/api.h"
 
 namespace gmp::bench {
 
 /// Every stage present, in course order.
-using Stages = std::tuple<stage1::Api>;
+using Stages = std::tuple<stage1::Api, stage2::Api>;
 
 /// Every workload of workloads.h.
-using Workloads = std::tuple<SpawnJoin, ChanPingPong, FanOutIn>;
+using Workloads = std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn>;
 
 /// Calls f.template operator()<T>() for every type T of the tuple Types.
 template <class Types, class F>

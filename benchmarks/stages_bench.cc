@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/context_switch_bench.h"
 #include "benchmarks/stages.h"
 
 namespace gmp::bench {
@@ -25,12 +26,20 @@ void run_workload(benchmark::State& state) {
   auto stats = run_with<Api>(procs, [&] {
     for (auto _ : state) W::template run<Api>(kItems);
   });
+  const double ops = static_cast<double>(state.iterations()) * kItems;
   state.SetItemsProcessed(state.iterations() * kItems);
   state.counters["procs"] = procs;
   state.counters["threads"] = static_cast<double>(stats.threads_created);
   state.counters["goroutines/iter"] = benchmark::Counter(
       static_cast<double>(stats.goroutines_created),
       benchmark::Counter::kAvgIterations);
+  if constexpr (requires { stats.sched_lock; }) {  // a global scheduler lock
+    const LockCounters& lock = stats.sched_lock;
+    state.counters["lock/op"] = static_cast<double>(lock.acquisitions) / ops;
+    state.counters["contended%"] =
+        lock.acquisitions == 0 ? 0.0 : 100.0 * lock.contended / lock.acquisitions;
+    state.counters["lockwait_ns/op"] = static_cast<double>(lock.wait_ns) / ops;
+  }
 }
 
 // Baseline for spawn+join: the 1:1 model, one OS thread per goroutine.
@@ -58,6 +67,10 @@ void register_all() {
   benchmark::RegisterBenchmark("spawn+join/os_thread_per_goroutine",
                                spawn_join_os_threads)
       ->UseRealTime();
+  benchmark::RegisterBenchmark("context switch/gmp_context_switch",
+                               context_switch_gmp);
+  benchmark::RegisterBenchmark("context switch/boost_jump_fcontext",
+                               context_switch_boost);
 }
 
 }  // namespace

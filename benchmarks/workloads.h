@@ -28,6 +28,25 @@ struct SpawnJoin {
   }
 };
 
+/// Two goroutines yielding n times in all (Go: runtime.Gosched()). On
+/// stages 2+ each yield goes through the run queue and switches goroutine.
+struct YieldPing {
+  static constexpr const char* kName = "yield";
+  static constexpr int kMaxBlocked = 1;  // main in wg.wait()
+  template <StageApi Api>
+  static void run(int n) {
+    typename Api::WaitGroup wg;
+    wg.add(2);
+    for (int g = 0; g < 2; ++g) {
+      Api::go([&wg, n] {
+        for (int i = 0; i < n / 2; ++i) Api::yield();
+        wg.done();
+      });
+    }
+    wg.wait();
+  }
+};
+
 /// n round trips of a value between two goroutines over two unbuffered
 /// channels. Measures one goroutine waking another: the cost of a switch.
 struct ChanPingPong {

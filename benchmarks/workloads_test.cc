@@ -14,6 +14,7 @@ constexpr int kItems = 200;
 template <class W>
 std::uint64_t goroutines_per_run(int items) {
   if constexpr (std::is_same_v<W, SpawnJoin>) return 1 + items;
+  if constexpr (std::is_same_v<W, YieldPing>) return 1 + 2;
   if constexpr (std::is_same_v<W, ChanPingPong>) return 1 + 1;
   if constexpr (std::is_same_v<W, FanOutIn>) return 1 + W::kWorkers + 1;
 }
