@@ -28,16 +28,32 @@ std::size_t page_size() noexcept {
 enum GuardKind : int { kUnknown, kGuardRegions, kMprotect };
 std::atomic<int> guard_kind{kUnknown};  // relaxed: any answer is correct
 
-// Makes [addr, addr + len) fault when touched.
+// Whether touching `addr` faults, asked without touching it: the kernel
+// copies from it into a pipe, and fails with EFAULT if it is a guard. (An
+// emulator such as qemu-user accepts MADV_GUARD_INSTALL but ignores it.)
+bool faults(const void* addr) noexcept {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  bool fault = write(fds[1], addr, 1) < 0 && errno == EFAULT;
+  close(fds[0]);
+  close(fds[1]);
+  return fault;
+}
+
+// Makes [addr, addr + len) fault when touched. The first time, finds out
+// whether guard regions work here; if not, uses mprotect from then on.
 int install_guard(void* addr, std::size_t len) noexcept {
-  if (guard_kind.load(std::memory_order_relaxed) != kMprotect) {
-    if (madvise(addr, len, MADV_GUARD_INSTALL) == 0) {
+  int kind = guard_kind.load(std::memory_order_relaxed);
+  if (kind != kMprotect && madvise(addr, len, MADV_GUARD_INSTALL) == 0) {
+    if (kind == kGuardRegions) return 0;
+    if (faults(addr)) {
       guard_kind.store(kGuardRegions, std::memory_order_relaxed);
       return 0;
     }
-    if (errno != EINVAL) return -1;
-    guard_kind.store(kMprotect, std::memory_order_relaxed);  // older kernel
+  } else if (kind != kMprotect && errno != EINVAL) {
+    return -1;
   }
+  guard_kind.store(kMprotect, std::memory_order_relaxed);  // older kernel
   return mprotect(addr, len, PROT_NONE);
 }
 
