@@ -35,11 +35,14 @@ sources=(common/check.cc common/errors.cc common/note.cc common/runtime_lock.cc
          testing/test_main.cc)
 
 echo "aarch64: compiling gtest, common/ and stage2_global_queue/ ($CXX)"
+# The newest of the course's headers: an object older than it is rebuilt.
+newest_header=$(ls -t common/*.h stage2_global_queue/*.h testing/*.h | head -n 1)
 objs=()
-compile() {  # source [extra flags...]: one object per source, rebuilt if newer
-  local src=$1 obj="$out/$(echo "$1" | tr / _).o"
+compile() {  # source [extra flags...]: one object per source, rebuilt if
+  local src=$1 obj="$out/$(echo "$1" | tr / _).o"  # it or a header is newer
   shift
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] ||
+     { [[ $src != /* ]] && [ "$newest_header" -nt "$obj" ]; }; then
     "$CXX" "${FLAGS[@]}" "$@" -c "$src" -o "$obj"
   fi
   objs+=("$obj")
