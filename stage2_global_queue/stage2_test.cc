@@ -183,6 +183,34 @@ TEST(Stage2DeathTest, StackOverflowIsReportedNotSilent) {
               "[0-9]+-byte stack");
 }
 
+// One frame larger than the whole stack: without -fstack-clash-protection
+// (set in .bazelrc) its first access would land below the guard page, in
+// whatever lies there; with it, the frame's pages are probed from the top
+// and the probe faults in the guard.
+[[gnu::noinline]] int touch_a_huge_frame() {
+  volatile char frame[256 * 1024];
+  frame[0] = 1;
+  return frame[0];
+}
+
+void overflow_with_one_big_frame() {
+  Runtime rt(procs(1));
+  rt.run([] {
+    WaitGroup wg;
+    wg.add(1);
+    go([&] {
+      touch_a_huge_frame();
+      wg.done();
+    });
+    wg.wait();
+  });
+}
+
+TEST(Stage2DeathTest, AFrameBiggerThanTheStackStillHitsTheGuard) {
+  EXPECT_EXIT(overflow_with_one_big_frame(), ::testing::ExitedWithCode(2),
+              "fatal error: goroutine 2 stack overflow");
+}
+
 TEST(Stage2DeathTest, OverflowIsCaughtByMprotectGuardsToo) {
   auto with_old_style_guards = [] {
     StackPool::use_mprotect_guards();  // as on a kernel before 6.13
