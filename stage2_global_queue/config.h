@@ -28,7 +28,7 @@ struct Config {
   /// number of hardware threads, at least 1.
   int procs = default_procs();
 
-  /// Usable bytes of each goroutine's stack; a guard page lies below it. A
+  /// Usable bytes of each goroutine's stack; a guard lies below it. A
   /// multiple of the page size in [kMinStackSize, kMaxStackSize].
   std::size_t stack_size = kDefaultStackSize;
 

@@ -1,4 +1,4 @@
-// The SIGSEGV handler. A fault at an address in [lo - guard, lo) of the
+// The SIGSEGV handler. A fault at an address in [lo - kGuardSize, lo) of the
 // goroutine running on this thread is a stack overflow: report it as
 //   fatal error: goroutine 7 stack overflow
 // and exit with status 2. Any other fault is passed on to the handler that
@@ -14,6 +14,7 @@
 
 #include "common/check.h"
 #include "stage2_global_queue/m.h"
+#include "stage2_global_queue/stack.h"
 #include "stage2_global_queue/tls.h"
 
 namespace gmp::stage2 {
@@ -22,7 +23,6 @@ namespace {
 constexpr std::size_t kSignalStackSize = 64 * 1024;
 
 struct sigaction previous_segv;  // written once, before our handler runs
-std::size_t guard_bytes = 0;     // likewise: one page
 
 // Appends decimal `v` to buf at *len. Async-signal-safe (no allocation).
 void append_number(char* buf, std::size_t* len, std::uint64_t v) {
@@ -61,7 +61,9 @@ void on_sigsegv(int sig, siginfo_t* info, void* ucontext) {
   if (m != nullptr && m->curg != nullptr) {
     auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
     auto lo = reinterpret_cast<std::uintptr_t>(m->curg->stack.lo);
-    if (addr < lo && addr >= lo - guard_bytes) report_overflow(m->curg);
+    if (addr < lo && addr >= lo - StackPool::kGuardSize) {
+      report_overflow(m->curg);
+    }
   }
   // Not a goroutine stack overflow: not ours to handle.
   if ((previous_segv.sa_flags & SA_SIGINFO) != 0 &&
@@ -76,7 +78,6 @@ void on_sigsegv(int sig, siginfo_t* info, void* ucontext) {
 }
 
 void install_handler() {
-  guard_bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   struct sigaction sa {};
   sa.sa_sigaction = &on_sigsegv;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;

@@ -77,7 +77,7 @@ long count_mappings() {
   long maps = count_mappings();
   std::string why =
       "go: cannot allocate a goroutine stack (" + std::to_string(stack_size) +
-      " bytes and a guard page): ";
+      " bytes and a guard): ";
   if (limit > 0 && maps >= limit - 8) {
     why += "the process has " + std::to_string(maps) +
            " memory mappings, the kernel's limit (vm.max_map_count = " +
@@ -86,7 +86,7 @@ long count_mappings() {
                ? "Raise it (sysctl -w vm.max_map_count=N) or use fewer "
                  "goroutines"
                : "On this kernel (no MADV_GUARD_INSTALL, Linux < 6.13) each "
-                 "stack's guard page costs 2 mappings: raise the limit "
+                 "stack's guard costs 2 mappings: raise the limit "
                  "(sysctl -w vm.max_map_count=N) or use fewer goroutines";
   } else {
     why += "out of memory or address space (RAM, overcommit, ulimit -v); "
@@ -106,15 +106,16 @@ void StackPool::use_mprotect_guards() noexcept {
 }
 
 StackPool::StackPool(std::size_t stack_size)
-    : stack_size_(stack_size), guard_(page_size()) {
-  GMP_CHECK(stack_size_ % guard_ == 0, "stack size is not a page multiple");
+    : stack_size_(stack_size) {
+  GMP_CHECK(stack_size_ % page_size() == 0 && kGuardSize % page_size() == 0,
+            "stack or guard size is not a page multiple");
 }
 
 StackPool::~StackPool() {
   std::lock_guard lk(lock_);
   GMP_CHECK(free_.size() == slabs_.size() * kStacksPerSlab,
             "stack pool destroyed while stacks are in use");
-  const std::size_t slab = kStacksPerSlab * (guard_ + stack_size_);
+  const std::size_t slab = kStacksPerSlab * (kGuardSize + stack_size_);
   for (void* base : slabs_) munmap(base, slab);
 }
 
@@ -139,7 +140,7 @@ std::size_t StackPool::stacks_mapped() const {
 // One mmap for kStacksPerSlab slots of [guard][stack]. MAP_NORESERVE: only
 // touched pages cost memory, as with thread stacks.
 void StackPool::map_slab() {
-  const std::size_t slot = guard_ + stack_size_;
+  const std::size_t slot = kGuardSize + stack_size_;
   const std::size_t bytes = kStacksPerSlab * slot;
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
@@ -147,7 +148,7 @@ void StackPool::map_slab() {
   if (base == MAP_FAILED) throw_exhausted(errno, stack_size_);
   auto* p = static_cast<char*>(base);
   for (std::size_t i = 0; i < kStacksPerSlab; ++i) {
-    if (install_guard(p + i * slot, guard_) != 0) {
+    if (install_guard(p + i * slot, kGuardSize) != 0) {
       int err = errno;
       munmap(base, bytes);  // nothing of this slab was handed out
       throw_exhausted(err, stack_size_);
@@ -156,7 +157,7 @@ void StackPool::map_slab() {
   slabs_.push_back(base);
   free_.reserve(free_.size() + kStacksPerSlab);
   for (std::size_t i = kStacksPerSlab; i-- > 0;) {
-    free_.push_back(p + i * slot + guard_);
+    free_.push_back(p + i * slot + kGuardSize);
   }
 }
 

@@ -40,8 +40,16 @@ class StackPool {
   /// rare, small enough not to waste much address space.
   static constexpr std::size_t kStacksPerSlab = 64;
 
+  /// Bytes of the guard below each stack: 64 KiB, not one page, because a
+  /// function with a large frame moves the stack pointer by more than a
+  /// page at once. GCC's -fstack-clash-protection (in .bazelrc) then probes
+  /// the frame's pages, every 4 KiB on x86-64 but every 64 KiB on aarch64
+  /// (the guard size that ABI assumes), so the first probe below the stack
+  /// always lands in the guard. Costs address space only.
+  static constexpr std::size_t kGuardSize = 64 * 1024;
+
   /// A pool of stacks of `stack_size` usable bytes (a multiple of the page
-  /// size) with a guard of one page below each.
+  /// size) with a guard of kGuardSize below each.
   explicit StackPool(std::size_t stack_size);
   /// Unmaps every slab: every stack must have been freed (fatal error if
   /// not, since a goroutine could still be running on it).
@@ -59,8 +67,6 @@ class StackPool {
 
   /// Usable bytes of each stack.
   std::size_t stack_size() const noexcept { return stack_size_; }
-  /// Bytes of the guard below each stack.
-  std::size_t guard_size() const noexcept { return guard_; }
   /// Stacks mapped so far (free or in use).
   std::size_t stacks_mapped() const;
   /// Whether guards are guard regions (MADV_GUARD_INSTALL: no mapping of
@@ -77,7 +83,6 @@ class StackPool {
   void map_slab();  // lock_ held
 
   const std::size_t stack_size_;  // immutable
-  const std::size_t guard_;       // immutable: one page
 
   mutable RuntimeLock lock_;       // guards the fields below
   std::vector<void*> slabs_;       // base address of every slab

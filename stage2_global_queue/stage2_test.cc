@@ -310,7 +310,7 @@ void exhaust_memory_mappings() {
 TEST(Stage2DeathTest, RunningOutOfMappingsIsReportedAndLosesNothing) {
   EXPECT_EXIT(exhaust_memory_mappings(), ::testing::ExitedWithCode(0),
               "go: cannot allocate a goroutine stack \\([0-9]+ bytes and a "
-              "guard page\\): the process has [0-9]+ memory mappings, the "
+              "guard\\): the process has [0-9]+ memory mappings, the "
               "kernel's limit \\(vm.max_map_count = [0-9]+\\)");
 }
 #endif
