@@ -55,6 +55,9 @@ class RuntimeLock {
   void unlock() noexcept {
     // release: publishes the critical section to the next acquirer.
     if (key_.exchange(kUnlocked, std::memory_order_release) == kSleeping) {
+      // The lock may already belong to someone else, or even be destroyed:
+      // this only asks the kernel to wake a futex waiter at the address,
+      // which never reads the memory (as glibc's mutex does too).
       key_.notify_one();
     }
   }

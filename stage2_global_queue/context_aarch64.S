@@ -51,6 +51,7 @@ gmp_context_switch:
 
         /* 5. Switch stacks and continue where that context stopped. */
         ldp     x9, x30, [x1, #CTX_SP]
+        .cfi_undefined x30      /* no caller frame to unwind to any more */
         mov     sp, x9
         ret
         .cfi_endproc

@@ -50,6 +50,7 @@ gmp_context_switch:
         /* 5. Switch stacks and continue where that context stopped: as if
          *    its own call to gmp_context_switch returned. */
         movq    CTX_RSP(%rsi), %rsp
+        .cfi_undefined rip      /* no caller frame on this stack to unwind to */
         jmpq    *CTX_RIP(%rsi)
         .cfi_endproc
         .size   gmp_context_switch, .-gmp_context_switch

@@ -50,6 +50,16 @@ struct G {
   std::chrono::steady_clock::time_point waitsince;  ///< since when
   int last_m = -1;               ///< id of the M it last ran on (reports)
 
+  /// The C++ runtime's exception-handling state of this goroutine while it
+  /// is switched out (the exceptions being handled by catch blocks it is
+  /// in, and std::uncaught_exceptions()). The C++ runtime keeps it per OS
+  /// thread, so a goroutine that parks inside a catch block and resumes on
+  /// another thread must take it along (switch.cc). Owned like ctx.
+  struct EhState {
+    void* caught_exceptions = nullptr;
+    unsigned int uncaught_exceptions = 0;
+  } eh;
+
   // Sanitizer bookkeeping, owned by whichever thread switches to/from it.
   void* tsan_fiber = nullptr;       ///< ThreadSanitizer's fiber of this G
   void* asan_fake_stack = nullptr;  ///< AddressSanitizer's saved fake stack

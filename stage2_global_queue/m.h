@@ -1,6 +1,8 @@
 // M: an OS thread that runs goroutines (Go's m, runtime2.go).
 #pragma once
 
+#include <signal.h>
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -55,6 +57,7 @@ struct M {
   const void* g0_stack_lo = nullptr;  ///< g0's stack, for AddressSanitizer
   std::size_t g0_stack_size = 0;
   std::unique_ptr<char[]> signal_stack;  ///< sigaltstack for SIGSEGV
+  stack_t previous_signal_stack{};       ///< the thread's, put back at exit
 };
 
 }  // namespace gmp::stage2

@@ -66,7 +66,12 @@ G* Runtime::newproc(std::function<void()> fn, bool is_main) {
     g->status = GStatus::kDead;  // Go: malg, then _Gidle -> _Gdead
     gp = g.get();
     std::lock_guard lk(sched_);
-    allgs_.push_back(std::move(g));
+    try {
+      allgs_.push_back(std::move(g));
+    } catch (...) {  // out of memory: give the stack back, change nothing
+      stacks_.free(gp->stack);
+      throw;
+    }
   }
   gp->fn = std::move(fn);
   context_init(&gp->ctx, gp->stack.lo, gp->stack.size, &goroutine_entry, gp);
@@ -211,6 +216,9 @@ G* Runtime::find_runnable(M* m) {
       gp->started = true;
       gp->last_m = m->id;
       ++stats_.context_switches;
+      // This M may have been on timer duty (or nobody is): hand the duty to
+      // an idle M, or sleepers would wait until some M runs out of work.
+      if (!timers_.empty() && timer_m_ == nullptr) wake_idle_m();
       return gp;
     }
     // Nothing to run: go idle (Go's stopm), the first idle M on timer duty.

@@ -73,8 +73,11 @@ void on_sigsegv(int sig, siginfo_t* info, void* ucontext) {
              previous_segv.sa_handler != SIG_IGN) {
     previous_segv.sa_handler(sig);
   } else {
-    signal(SIGSEGV, SIG_DFL);  // the faulting instruction runs again and
-  }                            // the default action ends the process
+    // The default action: for a real fault the instruction runs again and
+    // faults; a SIGSEGV sent by kill() (si_code <= 0) must be raised again.
+    signal(SIGSEGV, SIG_DFL);
+    if (info->si_code <= 0) raise(SIGSEGV);
+  }
 }
 
 void install_handler() {
@@ -95,13 +98,12 @@ void install_signal_stack(M* m) {
   stack_t ss{};
   ss.ss_sp = m->signal_stack.get();
   ss.ss_size = kSignalStackSize;
-  GMP_CHECK(sigaltstack(&ss, nullptr) == 0, "cannot set a signal stack");
+  GMP_CHECK(sigaltstack(&ss, &m->previous_signal_stack) == 0,
+            "cannot set a signal stack");
 }
 
 void remove_signal_stack(M* m) noexcept {
-  stack_t ss{};
-  ss.ss_flags = SS_DISABLE;
-  sigaltstack(&ss, nullptr);
+  sigaltstack(&m->previous_signal_stack, nullptr);  // e.g. a sanitizer's
   m->signal_stack.reset();
 }
 

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <string>
+#include <chrono>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "stage2_global_queue/api.h"
@@ -115,6 +117,40 @@ TEST(Stage2Test, GoroutinesMoveBetweenMsAndAlwaysSeeTheirOwnM) {
   });
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_GE(moves.load(), 1) << "no goroutine ever resumed on another M";
+}
+
+// A sleeper must wake even when the M on timer duty is handed other work
+// and every other M is busy. (Bound: give up after 10 s; it takes 50 ms.)
+TEST(Stage2Test, ASleeperWakesWhileEveryOtherMIsBusy) {
+  using std::chrono::milliseconds;
+  std::atomic<bool> woke{false}, gave_up{false};
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto busy_until_woken = [&] {
+    while (!woke.load()) {
+      if (std::chrono::steady_clock::now() > give_up) {
+        gave_up.store(true);  // the sleeper did not wake while Ms were busy
+        return;
+      }
+    }
+  };
+  Runtime rt(procs(3));
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(2);
+    go([&] {  // the sleeper: its M goes idle on timer duty
+      sleep_for(milliseconds(50));
+      woke.store(true);
+      wg.done();
+    });
+    std::this_thread::sleep_for(milliseconds(10));  // main keeps its M busy
+    go([&] {  // wakes an idle M, likely the one on timer duty, for work
+      busy_until_woken();
+      wg.done();
+    });
+    busy_until_woken();
+    wg.wait();
+  });
+  EXPECT_FALSE(gave_up.load()) << "the sleeper's timer was not run";
 }
 
 TEST(Stage2Test, TheGlobalLockCountsItsContention) {

@@ -1,5 +1,6 @@
 #include "stage2_global_queue/switch.h"
 
+#include <cxxabi.h>
 #include <pthread.h>
 
 #include "stage2_global_queue/context.h"
@@ -14,6 +15,45 @@
 #endif
 
 namespace gmp::stage2 {
+namespace {
+
+// The C++ runtime's per-thread exception state, __cxa_eh_globals in the
+// Itanium C++ ABI used on x86-64 and aarch64 Linux (libstdc++'s
+// unwind-cxx.h, libc++abi's cxa_exception.h): the stack of exceptions being
+// handled, and the count of exceptions thrown but not yet caught.
+struct EhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+// __cxa_get_globals() is declared const, so, like getm() (tls.h), it is
+// called through an opaque function: a goroutine that moved to another
+// thread must get that thread's state, not a cached address.
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noinline, noipa))
+#endif
+EhGlobals* eh_globals() noexcept {
+  asm volatile("" ::: "memory");
+  return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+}
+
+// Leaving a goroutine for g0: keep its exception state, and give the thread
+// g0's (always empty: the scheduler handles no exception across a switch).
+void save_eh(G* gp) noexcept {
+  EhGlobals* eh = eh_globals();
+  gp->eh = {eh->caught_exceptions, eh->uncaught_exceptions};
+  *eh = EhGlobals{nullptr, 0};
+}
+
+// Back in the goroutine, on whatever thread it resumed on.
+void restore_eh(const G* gp) noexcept {
+  *eh_globals() = EhGlobals{gp->eh.caught_exceptions,
+                            gp->eh.uncaught_exceptions};
+}
+
+}  // namespace
 
 void init_g0(M* m) noexcept {
   pthread_attr_t attr;
@@ -58,6 +98,7 @@ void gogo(M* m, G* gp) noexcept {
 }
 
 void mcall(M* m, G* gp) noexcept {
+  save_eh(gp);
 #if GMP_ASAN
   __sanitizer_start_switch_fiber(&gp->asan_fake_stack, m->g0_stack_lo,
                                  m->g0_stack_size);
@@ -70,9 +111,11 @@ void mcall(M* m, G* gp) noexcept {
 #if GMP_ASAN
   __sanitizer_finish_switch_fiber(gp->asan_fake_stack, nullptr, nullptr);
 #endif
+  restore_eh(gp);
 }
 
 void mcall_exit(M* m, G* gp) noexcept {
+  save_eh(gp);  // empty by now: the goroutine left every catch block
 #if GMP_ASAN
   // null: this fiber is leaving for good; ASan frees its fake stack.
   __sanitizer_start_switch_fiber(nullptr, m->g0_stack_lo, m->g0_stack_size);

@@ -16,7 +16,8 @@ namespace gmp::stage2 {
 void gogo(M* m, G* gp) noexcept;
 
 /// Go's mcall: switches from `gp` to its M's g0, which then performs
-/// m->call. Returns when `gp` is resumed, maybe on another M. On gp.
+/// m->call. Returns when `gp` is resumed, maybe on another M, with its C++
+/// exception state (G::eh) carried over to that M's thread. On gp.
 void mcall(M* m, G* gp) noexcept;
 
 /// The last switch of a goroutine that is ending (m->call is kGoexit): its

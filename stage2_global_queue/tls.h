@@ -10,7 +10,10 @@
 //
 // The same hazard exists for user code: do not keep a pointer or reference
 // to a thread_local (errno included: glibc's __errno_location() is declared
-// const) across a blocking call or yield() on stages 2 and later.
+// const) across a blocking call or yield() on stages 2 and later. The C++
+// runtime's own per-thread state, the exceptions being handled, is carried
+// across switches by the runtime (switch.cc), so blocking inside a catch
+// block is safe.
 #pragma once
 
 namespace gmp::stage2 {

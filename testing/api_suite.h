@@ -16,7 +16,9 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <exception>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -494,6 +496,41 @@ TYPED_TEST_P(ApiSuite, ManySendersAndReceiversLoseAndDuplicateNothing) {
   }
 }
 
+// A goroutine that blocks inside a catch block (here: yield and a channel)
+// may resume on another thread; the exception it is handling must still be
+// its own. (The C++ runtime keeps that state per OS thread.)
+TYPED_TEST_P(ApiSuite, BlockingInsideACatchBlockKeepsTheException) {
+  constexpr int kGoroutines = 8, kRounds = 300;
+  std::atomic<int> wrong{0};
+  run_with<TypeParam>(procs_for<TypeParam>(2, kGoroutines), [&] {
+    typename TypeParam::template Chan<int> tokens(kGoroutines);
+    typename TypeParam::WaitGroup wg;
+    wg.add(kGoroutines);
+    for (int g = 0; g < kGoroutines; ++g) {
+      TypeParam::go([&, g] {
+        for (int i = 0; i < kRounds; ++i) {
+          std::string want = "goroutine " + std::to_string(g) + " round " +
+                             std::to_string(i) + " (longer than SSO)";
+          try {
+            throw std::runtime_error(want);
+          } catch (const std::exception& e) {
+            TypeParam::yield();
+            tokens.send(i);  // and block on a channel, at times
+            (void)tokens.recv();
+            if (want != e.what()) wrong.fetch_add(1);
+            if (std::uncaught_exceptions() != 0) wrong.fetch_add(1);
+            if (!std::current_exception()) wrong.fetch_add(1);
+          }
+          if (std::current_exception()) wrong.fetch_add(1);  // handled
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 // ---- Exit: main returning ends the other goroutines ----------------------
 
 TYPED_TEST_P(ApiSuite, MainReturningEndsEveryOtherGoroutineCleanly) {
@@ -681,6 +718,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     CloseDrainsBufferThenReportsClosed, ImpossibleCapacityPanicsLikeMakechan,
     SendOnClosedAndDoubleClosePanic,
     CloseWakesEveryBlockedReceiverAndSender, ChanCarriesMoveOnlyValues,
+    BlockingInsideACatchBlockKeepsTheException,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
     GoroutinesQueuedWhenMainReturnsNeverRun,
