@@ -57,33 +57,25 @@ bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
 
 // Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
 // Any thread (run() creates main from a plain thread). Returns null if
-// main has already returned (the goroutine is dropped).
+// main has already returned (the goroutine is dropped: `fn` is destroyed
+// by our caller, after the lock is released). One lock acquisition when a
+// dead G can be reused, which is the common case.
 G* Runtime::newproc(std::function<void()> fn, bool is_main) {
+  std::unique_lock lk(sched_);
+  if (main_done_ && !is_main) return nullptr;  // too late: it would never run
   G* gp = gfget();
   if (gp == nullptr) {
-    auto g = std::make_unique<G>();
-    g->stack = stacks_.alloc();  // may throw: nothing has changed yet
-    g->status = GStatus::kDead;  // Go: malg, then _Gidle -> _Gdead
-    gp = g.get();
-    std::lock_guard lk(sched_);
-    try {
-      allgs_.push_back(std::move(g));
-    } catch (...) {  // out of memory: give the stack back, change nothing
-      stacks_.free(gp->stack);
-      throw;
+    lk.unlock();
+    gp = malg();  // may throw: nothing has changed yet
+    lk.lock();
+    if (main_done_ && !is_main) {
+      gfput(gp);
+      return nullptr;
     }
   }
   gp->fn = std::move(fn);
   context_init(&gp->ctx, gp->stack.lo, gp->stack.size, &goroutine_entry, gp);
   create_fiber(gp);
-  std::unique_lock lk(sched_);
-  if (main_done_ && !is_main) {  // too late: it would never run
-    std::function<void()> dropped = std::move(gp->fn);
-    destroy_fiber(gp);
-    gfput(gp);
-    lk.unlock();
-    return nullptr;  // `dropped` dies here, without the lock
-  }
   gp->goid = ++goidgen_;
   gp->started = false;
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
@@ -94,16 +86,31 @@ G* Runtime::newproc(std::function<void()> fn, bool is_main) {
   return gp;
 }
 
-// ---- The free list (Go's gfget / gfput) -----------------------------------
+// Go's malg: a new G with a new stack, dead, in allgs_. sched_ not held.
+G* Runtime::malg() {
+  auto g = std::make_unique<G>();
+  g->stack = stacks_.alloc();  // may throw: nothing has changed yet
+  g->status = GStatus::kDead;  // Go: _Gidle, then _Gdead at once
+  G* gp = g.get();
+  std::lock_guard lk(sched_);
+  try {
+    allgs_.push_back(std::move(g));
+  } catch (...) {  // out of memory: give the stack back, change nothing
+    stacks_.free(gp->stack);
+    throw;
+  }
+  return gp;
+}
+
+// ---- The free list (Go's gfget / gfput), sched_ held ----------------------
 
 G* Runtime::gfget() {
-  std::lock_guard lk(sched_);
   G* gp = gfree_;
   if (gp != nullptr) gfree_ = gp->schedlink;
   return gp;
 }
 
-void Runtime::gfput(G* gp) {  // sched_ held; gp is dead
+void Runtime::gfput(G* gp) {  // gp is dead
   gp->schedlink = gfree_;
   gfree_ = gp;
 }
@@ -137,14 +144,15 @@ void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {  // sched_ held
   gp->status = to;
 }
 
-// Go's goready, sched_ held: waiting -> runnable, at the GRQ's tail.
-void Runtime::ready_locked(G* gp) {
+// Go's goready, sched_ held: waiting -> runnable, at the GRQ's tail; an
+// idle M is woken to run it unless `wake` is false (the caller's M will).
+void Runtime::ready_locked(G* gp, bool wake) {
   if (gp->waitreason != WaitReason::kSleep) --nblocked_;
   casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
   gp->waiting = nullptr;
   gp->waitreason = WaitReason::kNone;
   globrunqput(gp);
-  wake_idle_m();
+  if (wake) wake_idle_m();
 }
 
 // ---- Idle Ms (Go's mput / mget, and 1.0's matchmg) -------------------------
@@ -195,11 +203,16 @@ void Runtime::mstart(M* m) {
   setm(nullptr);
 }
 
-// Expired timers ready their goroutines. sched_ held.
+// Expired timers ready their goroutines. sched_ held. If the GRQ was
+// empty, the caller's M takes the first of them next, so only the others
+// need to wake idle Ms.
 void Runtime::run_timers(Clock::time_point now) {
+  bool ours = grq_head_ == nullptr;
   while (!timers_.empty() && timers_.earliest() <= now) {
     Sudog<G*>* s = timers_.pop();
-    if (s->try_claim()) ready_locked(s->g);  // else cancelled meanwhile
+    if (!s->try_claim()) continue;  // cancelled meanwhile
+    ready_locked(s->g, /*wake=*/!ours);
+    ours = false;
   }
 }
 

@@ -134,6 +134,7 @@ class Runtime {
 
   // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
   G* newproc(std::function<void()> fn, bool is_main);
+  G* malg();
   G* gfget();
   void gfput(G* gp);
   void mstart(M* m);
@@ -142,7 +143,7 @@ class Runtime {
   void park_m(M* m, G* gp);
   void gosched_m(M* m, G* gp);
   void goexit0(M* m, G* gp);
-  void ready_locked(G* gp);
+  void ready_locked(G* gp, bool wake = true);
   void globrunqput(G* gp);
   G* globrunqget();
   void mput(M* m);
