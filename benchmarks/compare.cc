@@ -1,8 +1,9 @@
 // The tour's short side-by-side comparison: every workload of workloads.h
-// on every stage of stages.h, at one proc count, as a small table. The
-// full measurements are the Google Benchmark suite (stages_bench.cc).
+// on every stage of stages.h, as small tables, at 1 proc and at 2 (the
+// course machines' cores). The full measurements are the Google Benchmark
+// suite (stages_bench.cc).
 //
-// Usage: compare [--procs=N] [--items=N]
+// Usage: compare [--procs=N] [--items=N]   (--procs: one table, N procs)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,10 +58,7 @@ std::string human(double ns) {
 }
 
 void print_table(int procs, int items) {
-  std::printf("== Side by side: every stage on the same workloads ==\n\n"
-              "Time per item (goroutine, round trip or job), procs = %d, best "
-              "of 3 runs\nof %d items; lower is better.\n\n",
-              procs, items);
+  std::printf("procs = %d\n", procs);
   std::printf("%-16s", "workload");
   for_each_type<Stages>([]<class Api>() {
     std::printf(" %18s", std::string(Api::kName).c_str());
@@ -75,14 +73,14 @@ void print_table(int procs, int items) {
     std::printf(" %18s\n", spawn ? human(os_thread_spawn_ns(items)).c_str() : "-");
     std::fflush(stdout);
   });
-  std::printf("\nFull suite, all proc counts, with counters: ./course bench\n");
+  std::printf("\n");
 }
 
 }  // namespace
 }  // namespace gmp::bench
 
 int main(int argc, char** argv) {
-  int procs = 2, items = 10000;
+  int procs = 0, items = 10000;  // procs 0: the tables for 1 and 2
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--procs=", 8) == 0) {
       procs = std::atoi(argv[i] + 8);
@@ -93,10 +91,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (procs < 1 || items < 1) {
+  if (procs < 0 || items < 1) {
     std::fprintf(stderr, "--procs and --items must be at least 1\n");
     return 2;
   }
-  gmp::bench::print_table(procs, items);
+  std::printf("== Side by side: every stage on the same workloads ==\n\n"
+              "Time per item (goroutine, yield, round trip or job), best of 3 "
+              "runs of %d\nitems; lower is better.\n\n",
+              items);
+  if (procs > 0) {
+    gmp::bench::print_table(procs, items);
+  } else {
+    gmp::bench::print_table(1, items);
+    gmp::bench::print_table(2, items);
+  }
+  std::printf("Full suite, all proc counts, with counters: ./course bench\n");
   return 0;
 }
