@@ -19,7 +19,7 @@ void Runtime::checkdead() {
 
   std::vector<const G*> waiting;  // listed by goroutine id, as Go does
   for (const auto& g : allgs_) {
-    if (g->status == GStatus::kWaiting) waiting.push_back(g.get());
+    if (g->readgstatus() == GStatus::kWaiting) waiting.push_back(g.get());
   }
   std::sort(waiting.begin(), waiting.end(),
             [](const G* a, const G* b) { return a->goid < b->goid; });
@@ -30,8 +30,11 @@ void Runtime::checkdead() {
                       now - g->waitsince)
                       .count();
     report += "goroutine " + std::to_string(g->goid) + " [" +
-              std::string(to_string(g->waitreason)) + "]: last ran on M " +
-              std::to_string(g->last_m) + ", waiting " +
+              std::string(to_string(g->waitreason.load(
+                  std::memory_order_relaxed))) +
+              "]: last ran on M " +
+              std::to_string(g->last_m.load(std::memory_order_relaxed)) +
+              ", waiting " +
               std::to_string(waited) + " ms\n";
   }
   fatal(report);

@@ -1,6 +1,7 @@
 // G: a goroutine (Go's g, runtime2.go).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -24,7 +25,8 @@ struct M;
 ///   kWaiting   parked on an object or a timer             a WaitQ / timers
 ///   kDead      finished; kept with its stack for reuse    the free list
 ///
-/// Every change goes through casgstatus(), which checks the old state.
+/// Every change goes through the runtime's casgstatus(), which checks the
+/// old state and fails loudly if it is not the expected one.
 enum class GStatus : std::uint8_t { kIdle, kRunnable, kRunning, kWaiting, kDead };
 
 /// Go's name for a state ("runnable"), for reports.
@@ -41,14 +43,28 @@ struct G {
   std::function<void()> fn;  ///< what it runs; destroyed by the G itself
   std::uint64_t goid = 0;    ///< its id; 1 is main
 
-  // Protected by the runtime's sched lock.
-  GStatus status = GStatus::kIdle;
+  /// Go's atomicstatus: changed only by the runtime's casgstatus (stage 2:
+  /// under its sched lock; stage 3 on: by compare-and-swap, without one);
+  /// read by anyone with readgstatus().
+  std::atomic<GStatus> atomicstatus{GStatus::kIdle};
+
+  /// The status. acquire: pairs with casgstatus's release, so a reader that
+  /// sees kWaiting also sees `waiting` and `waitreason` set before it.
+  GStatus readgstatus() const noexcept {
+    return atomicstatus.load(std::memory_order_acquire);
+  }
+
+  // Written by the goroutine's own M before it publishes a new status.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped
-  G* schedlink = nullptr;        ///< next G in the GRQ or the free list
   Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
-  WaitReason waitreason = WaitReason::kNone;  ///< why it is kWaiting
   std::chrono::steady_clock::time_point waitsince;  ///< since when
-  int last_m = -1;               ///< id of the M it last ran on (reports)
+  // Read by reports (schedtrace, deadlock) while the goroutine runs on:
+  // relaxed atomics, since a report may show a value a moment old.
+  std::atomic<WaitReason> waitreason{WaitReason::kNone};  ///< why kWaiting
+  std::atomic<int> last_m{-1};  ///< id of the M it last ran on
+
+  // Protected by the lock of the list that holds the G.
+  G* schedlink = nullptr;  ///< next G in a run queue or a free list
 
   /// The C++ runtime's exception-handling state of this goroutine while it
   /// is switched out (the exceptions being handled by catch blocks it is

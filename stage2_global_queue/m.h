@@ -1,19 +1,16 @@
 // M: an OS thread that runs goroutines (Go's m, runtime2.go).
 #pragma once
 
-#include <signal.h>
-
 #include <chrono>
-#include <cstddef>
-#include <memory>
 #include <thread>
 
 #include "common/note.h"
 #include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
-#include "stage2_global_queue/context.h"
 #include "stage2_global_queue/g.h"
+#include "stage2_global_queue/mcore.h"
+#include "stage2_global_queue/tls.h"
 
 namespace gmp::stage2 {
 
@@ -24,8 +21,9 @@ class Runtime;
 enum class MCall : unsigned char { kNone, kPark, kGosched, kGoexit };
 
 /// One OS thread of the runtime. Its own stack is g0, the scheduler
-/// context: schedule() runs there, and goroutines switch to it and back.
-struct M {
+/// context: schedule() runs there, and goroutines switch to it and back
+/// (that part, shared with the later stages, is MCore).
+struct M : MCore {
   M(Runtime* runtime, int index) : rt(runtime), id(index) {}
 
   Runtime* const rt;  ///< immutable
@@ -33,8 +31,6 @@ struct M {
   std::thread thread;  ///< started and joined by Runtime::run's thread
 
   // Owner thread only (this M's thread, on g0 or on the goroutine it runs).
-  Context g0;         ///< g0's registers while a goroutine runs
-  G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
   MCall call = MCall::kNone;  ///< the request of the last switch to g0
   // Arguments of a kPark request (Go's m.waitunlockf and friends):
   Sudog<G*>* park_sudog = nullptr;     ///< the sudog to park with
@@ -50,14 +46,10 @@ struct M {
   // Protected by the runtime's sched lock.
   M* schedlink = nullptr;  ///< next idle M
   bool idle = false;       ///< on the idle list
-
-  // Sanitizer and signal bookkeeping (owner thread).
-  void* tsan_g0_fiber = nullptr;      ///< ThreadSanitizer's fiber for g0
-  void* asan_g0_fake_stack = nullptr;  ///< AddressSanitizer's, for g0
-  const void* g0_stack_lo = nullptr;  ///< g0's stack, for AddressSanitizer
-  std::size_t g0_stack_size = 0;
-  std::unique_ptr<char[]> signal_stack;  ///< sigaltstack for SIGSEGV
-  stack_t previous_signal_stack{};       ///< the thread's, put back at exit
 };
+
+/// The M whose thread is running the caller; null on other threads. Read
+/// through the opaque getm_core() (tls.h): never cached across a switch.
+inline M* getm() noexcept { return static_cast<M*>(getm_core()); }
 
 }  // namespace gmp::stage2

@@ -90,7 +90,8 @@ G* Runtime::newproc(std::function<void()> fn, bool is_main) {
 G* Runtime::malg() {
   auto g = std::make_unique<G>();
   g->stack = stacks_.alloc();  // may throw: nothing has changed yet
-  g->status = GStatus::kDead;  // Go: _Gidle, then _Gdead at once
+  g->atomicstatus.store(GStatus::kDead, std::memory_order_relaxed);  // Go:
+  // _Gidle, then _Gdead at once; published with allgs_ by the lock below
   G* gp = g.get();
   std::lock_guard lk(sched_);
   try {
@@ -134,23 +135,30 @@ G* Runtime::globrunqget() {  // sched_ held
   return gp;
 }
 
-void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {  // sched_ held
-  if (gp->status != from) [[unlikely]] {
+// Go's casgstatus. In stage 2 every caller holds sched_, so the CAS
+// cannot lose a race; it is a CAS because the check is the point.
+void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
+  GStatus seen = from;
+  // acq_rel: release publishes what was written before the new status
+  // (readgstatus pairs with it); acquire sees what the last change wrote.
+  if (!gp->atomicstatus.compare_exchange_strong(seen, to,
+                                                std::memory_order_acq_rel))
+      [[unlikely]] {
     fatal("casgstatus: goroutine " + std::to_string(gp->goid) + " is " +
-          std::string(to_string(gp->status)) + ", expected " +
+          std::string(to_string(seen)) + ", expected " +
           std::string(to_string(from)) + " (to make it " +
           std::string(to_string(to)) + ")");
   }
-  gp->status = to;
 }
 
 // Go's goready, sched_ held: waiting -> runnable, at the GRQ's tail; an
 // idle M is woken to run it unless `wake` is false (the caller's M will).
 void Runtime::ready_locked(G* gp, bool wake) {
-  if (gp->waitreason != WaitReason::kSleep) --nblocked_;
+  WaitReason why = gp->waitreason.load(std::memory_order_relaxed);
+  if (why != WaitReason::kSleep) --nblocked_;
   casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
   gp->waiting = nullptr;
-  gp->waitreason = WaitReason::kNone;
+  gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
   globrunqput(gp);
   if (wake) wake_idle_m();
 }
@@ -187,7 +195,7 @@ void Runtime::wake_idle_m() {
 // ---- The M's loop, on g0 (protocol 2) -------------------------------------
 
 void Runtime::mstart(M* m) {
-  setm(m);
+  setm_core(m);
   init_g0(m);
   install_signal_stack(m);
   while (G* gp = find_runnable(m)) {
@@ -200,7 +208,7 @@ void Runtime::mstart(M* m) {
     }
   }
   remove_signal_stack(m);
-  setm(nullptr);
+  setm_core(nullptr);
 }
 
 // Expired timers ready their goroutines. sched_ held. If the GRQ was
@@ -227,7 +235,7 @@ G* Runtime::find_runnable(M* m) {
     if (G* gp = globrunqget()) {
       casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
       gp->started = true;
-      gp->last_m = m->id;
+      gp->last_m.store(m->id, std::memory_order_relaxed);
       ++stats_.context_switches;
       // This M may have been on timer duty (or nobody is): hand the duty to
       // an idle M, or sleepers would wait until some M runs out of work.
@@ -274,10 +282,10 @@ void Runtime::park_m(M* m, G* gp) {
       casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
       globrunqput(gp);
     } else {
-      casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
       gp->waiting = s;
-      gp->waitreason = m->park_reason;
+      gp->waitreason.store(m->park_reason, std::memory_order_relaxed);
       gp->waitsince = Clock::now();
+      casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
       if (m->park_reason != WaitReason::kSleep) {
         ++nblocked_;
       } else if (timers_.push(m->park_until, s) && timer_m_ != nullptr &&

@@ -128,8 +128,10 @@ void Runtime::exit_after_main() {
     stats_.goroutines_never_started = never_started.size();
     for (auto& g : allgs_) {
       Sudog<G*>* s = g->waiting;
-      if (g->status != GStatus::kWaiting || !s->try_cancel()) continue;
-      if (g->waitreason == WaitReason::kSleep) timers_.remove(s);
+      if (g->readgstatus() != GStatus::kWaiting || !s->try_cancel()) continue;
+      if (g->waitreason.load(std::memory_order_relaxed) == WaitReason::kSleep) {
+        timers_.remove(s);
+      }
       cancelled.push_back(s);
     }
   }

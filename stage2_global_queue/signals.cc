@@ -13,7 +13,7 @@
 #include <mutex>
 
 #include "common/check.h"
-#include "stage2_global_queue/m.h"
+#include "stage2_global_queue/mcore.h"
 #include "stage2_global_queue/stack.h"
 #include "stage2_global_queue/tls.h"
 
@@ -57,7 +57,7 @@ void append(char* buf, std::size_t* len, const char* s) {
 }
 
 void on_sigsegv(int sig, siginfo_t* info, void* ucontext) {
-  M* m = getm();  // this thread's TLS was set up long before any fault
+  MCore* m = getm_core();  // this thread's TLS was set up long ago
   if (m != nullptr && m->curg != nullptr) {
     auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
     auto lo = reinterpret_cast<std::uintptr_t>(m->curg->stack.lo);
@@ -91,7 +91,7 @@ void install_handler() {
 
 }  // namespace
 
-void install_signal_stack(M* m) {
+void install_signal_stack(MCore* m) {
   static std::once_flag once;
   std::call_once(once, install_handler);
   m->signal_stack = std::make_unique<char[]>(kSignalStackSize);
@@ -102,7 +102,7 @@ void install_signal_stack(M* m) {
             "cannot set a signal stack");
 }
 
-void remove_signal_stack(M* m) noexcept {
+void remove_signal_stack(MCore* m) noexcept {
   sigaltstack(&m->previous_signal_stack, nullptr);  // e.g. a sanitizer's
   m->signal_stack.reset();
 }

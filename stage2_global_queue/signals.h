@@ -4,14 +4,14 @@
 
 namespace gmp::stage2 {
 
-struct M;
+struct MCore;
 
 /// Gives the calling M's thread an alternate signal stack (a goroutine
 /// that overflowed has no stack left to run a handler on), and installs the
 /// process's SIGSEGV handler the first time. On the M's thread.
-void install_signal_stack(M* m);
+void install_signal_stack(MCore* m);
 
 /// Removes the calling M's alternate signal stack. On the M's thread.
-void remove_signal_stack(M* m) noexcept;
+void remove_signal_stack(MCore* m) noexcept;
 
 }  // namespace gmp::stage2

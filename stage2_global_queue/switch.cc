@@ -55,7 +55,7 @@ void restore_eh(const G* gp) noexcept {
 
 }  // namespace
 
-void init_g0(M* m) noexcept {
+void init_g0(MCore* m) noexcept {
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     void* lo = nullptr;
@@ -83,7 +83,7 @@ void destroy_fiber([[maybe_unused]] G* gp) noexcept {
 #endif
 }
 
-void gogo(M* m, G* gp) noexcept {
+void gogo(MCore* m, G* gp) noexcept {
 #if GMP_ASAN
   __sanitizer_start_switch_fiber(&m->asan_g0_fake_stack, gp->stack.lo,
                                  gp->stack.size);
@@ -97,7 +97,7 @@ void gogo(M* m, G* gp) noexcept {
 #endif
 }
 
-void mcall(M* m, G* gp) noexcept {
+void mcall(MCore* m, G* gp) noexcept {
   save_eh(gp);
 #if GMP_ASAN
   __sanitizer_start_switch_fiber(&gp->asan_fake_stack, m->g0_stack_lo,
@@ -114,7 +114,7 @@ void mcall(M* m, G* gp) noexcept {
   restore_eh(gp);
 }
 
-void mcall_exit(M* m, G* gp) noexcept {
+void mcall_exit(MCore* m, G* gp) noexcept {
   save_eh(gp);  // empty by now: the goroutine left every catch block
 #if GMP_ASAN
   // null: this fiber is leaving for good; ASan frees its fake stack.

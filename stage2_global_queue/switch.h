@@ -8,27 +8,27 @@
 #pragma once
 
 #include "stage2_global_queue/g.h"
-#include "stage2_global_queue/m.h"
+#include "stage2_global_queue/mcore.h"
 
 namespace gmp::stage2 {
 
 /// Go's gogo: runs `gp` on `m` until it switches back to g0. On m's g0.
-void gogo(M* m, G* gp) noexcept;
+void gogo(MCore* m, G* gp) noexcept;
 
-/// Go's mcall: switches from `gp` to its M's g0, which then performs
-/// m->call. Returns when `gp` is resumed, maybe on another M, with its C++
+/// Go's mcall: switches from `gp` to its M's g0, which then does what the
+/// goroutine asked (park_m, gosched_m, ...). Returns when `gp` is resumed, maybe on another M, with its C++
 /// exception state (G::eh) carried over to that M's thread. On gp.
-void mcall(M* m, G* gp) noexcept;
+void mcall(MCore* m, G* gp) noexcept;
 
-/// The last switch of a goroutine that is ending (m->call is kGoexit): its
-/// stack will be reused. Never returns. On gp.
-[[noreturn]] void mcall_exit(M* m, G* gp) noexcept;
+/// The last switch of a goroutine that is ending: its stack will be
+/// reused. Never returns. On gp.
+[[noreturn]] void mcall_exit(MCore* m, G* gp) noexcept;
 
 /// First thing a goroutine does on its new stack.
 void on_goroutine_start() noexcept;
 
 /// Sets up g0's sanitizer state; on the M's thread before any switch.
-void init_g0(M* m) noexcept;
+void init_g0(MCore* m) noexcept;
 
 /// Creates / destroys a goroutine's ThreadSanitizer fiber (no-ops in other
 /// builds). Destroy only while another fiber runs (on g0).

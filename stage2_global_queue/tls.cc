@@ -2,7 +2,7 @@
 
 namespace gmp::stage2 {
 namespace {
-thread_local M* tls_m = nullptr;  // each M's thread: its own M
+thread_local MCore* tls_m = nullptr;  // each M's thread: its own M
 }  // namespace
 
 #if defined(__clang__)
@@ -14,12 +14,12 @@ thread_local M* tls_m = nullptr;  // each M's thread: its own M
 // Opaque on purpose (see tls.h): noinline keeps the TLS access in here,
 // noipa stops GCC from deducing that the function is pure, and the empty
 // asm with a memory clobber stops any compiler from assuming so.
-GMP_OPAQUE M* getm() noexcept {
+GMP_OPAQUE MCore* getm_core() noexcept {
   asm volatile("" ::: "memory");
   return tls_m;
 }
 
-GMP_OPAQUE void setm(M* m) noexcept {
+GMP_OPAQUE void setm_core(MCore* m) noexcept {
   asm volatile("" ::: "memory");
   tls_m = m;
 }

@@ -4,9 +4,10 @@
 // thread, then call getm() again. Compilers treat the thread pointer as
 // constant within a function, so they may compute the address of a
 // thread_local once and reuse it after a call: after the goroutine moved,
-// that address is the old thread's variable. getm() is therefore an opaque
-// call (never inlined, never analysed by the optimiser, with a compiler
-// barrier), so every call reads the TLS of the thread it runs on now.
+// that address is the old thread's variable. getm_core() is therefore an
+// opaque call (never inlined, never analysed by the optimiser, with a
+// compiler barrier), so every call reads the TLS of the thread it runs on
+// now. Each stage's getm() (in its m.h) is a cast of it.
 //
 // The same hazard exists for user code: do not keep a pointer or reference
 // to a thread_local (errno included: glibc's __errno_location() is declared
@@ -18,12 +19,12 @@
 
 namespace gmp::stage2 {
 
-struct M;
+struct MCore;
 
 /// The M whose thread is running the caller; null on other threads.
-M* getm() noexcept;
+MCore* getm_core() noexcept;
 
 /// Sets the calling thread's M (an M's thread, once, when it starts).
-void setm(M* m) noexcept;
+void setm_core(MCore* m) noexcept;
 
 }  // namespace gmp::stage2
