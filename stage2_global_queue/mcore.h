@@ -6,19 +6,35 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 
+#include "common/runtime_lock.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
 #include "stage2_global_queue/context.h"
 #include "stage2_global_queue/g.h"
 
 namespace gmp::stage2 {
+
+/// What a goroutine asks its M's g0 to do once it has switched to it (Go
+/// passes a function to mcall: park_m, gosched_m, goexit0).
+enum class MCall : unsigned char { kNone, kPark, kGosched, kGoexit };
 
 /// The core of an M (an OS thread that runs goroutines): its g0 and the
 /// goroutine it runs. Every field belongs to the M's own thread.
 struct MCore {
   Context g0;         ///< g0's registers while a goroutine runs
   G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
+
+  MCall call = MCall::kNone;  ///< the request of the last switch to g0
+  // Arguments of a kPark request (Go's m.waitunlockf and friends):
+  Sudog<G*>* park_sudog = nullptr;     ///< the sudog to park with
+  RuntimeLock* park_unlock = nullptr;  ///< object lock park_m releases
+  WaitReason park_reason = WaitReason::kNone;
+  std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
+  bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
 
   // Sanitizer and signal bookkeeping.
   void* tsan_g0_fiber = nullptr;       ///< ThreadSanitizer's fiber for g0

@@ -41,20 +41,6 @@ void goroutine_entry(void* arg) noexcept {
   mcall_exit(m, gp);
 }
 
-// Parks the running goroutine gp: asks g0 to do park_m and switches there.
-// Returns whether the wait succeeded (false: cancelled at exit).
-bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
-                  Clock::time_point until) {
-  M* m = getm();
-  m->call = MCall::kPark;
-  m->park_sudog = &s;
-  m->park_unlock = unlock;
-  m->park_reason = why;
-  m->park_until = until;
-  mcall(m, gp);
-  return s.claimed();
-}
-
 // Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
 // Any thread (run() creates main from a plain thread). Returns null if
 // main has already returned (the goroutine is dropped: `fn` is destroyed

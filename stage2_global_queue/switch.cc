@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include "stage2_global_queue/context.h"
+#include "stage2_global_queue/tls.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GMP_ASAN 1
@@ -125,6 +126,18 @@ void mcall_exit(MCore* m, G* gp) noexcept {
 #endif
   gmp_context_switch(&gp->ctx, &m->g0);
   __builtin_trap();  // goexit0 never switches back to a dead goroutine
+}
+
+bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
+                  std::chrono::steady_clock::time_point until) noexcept {
+  MCore* m = getm_core();
+  m->call = MCall::kPark;
+  m->park_sudog = &s;
+  m->park_unlock = unlock;
+  m->park_reason = why;
+  m->park_until = until;
+  mcall(m, gp);
+  return s.claimed();
 }
 
 void on_goroutine_start() noexcept {

@@ -7,6 +7,11 @@
 // gmp_context_switch.
 #pragma once
 
+#include <chrono>
+
+#include "common/runtime_lock.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
 #include "stage2_global_queue/g.h"
 #include "stage2_global_queue/mcore.h"
 
@@ -23,6 +28,13 @@ void mcall(MCore* m, G* gp) noexcept;
 /// The last switch of a goroutine that is ending: its stack will be
 /// reused. Never returns. On gp.
 [[noreturn]] void mcall_exit(MCore* m, G* gp) noexcept;
+
+/// Parks the running goroutine `gp`: records the request on its M (Go's
+/// gopark) and switches to g0, whose park_m marks it waiting and then
+/// releases `unlock` (may be null). `until` is the wake time of a kSleep.
+/// Returns whether the wait succeeded (false: cancelled at exit). On gp.
+bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
+                  std::chrono::steady_clock::time_point until) noexcept;
 
 /// First thing a goroutine does on its new stack.
 void on_goroutine_start() noexcept;
