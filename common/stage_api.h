@@ -24,7 +24,7 @@ concept StageApi = requires(typename A::Config cfg, typename A::Runtime& rt,
                             std::function<void()> fn) {
   { A::kName } -> std::convertible_to<std::string_view>;
   { A::kBlockingHoldsThread } -> std::convertible_to<bool>;
-  { cfg.procs } -> std::convertible_to<int>;
+  cfg.procs = 1;  // how many goroutines may run at once
   rt.run(fn);
   { rt.stats().goroutines_created } -> std::convertible_to<std::uint64_t>;
   { rt.stats().goroutines_blocked } -> std::convertible_to<std::int64_t>;

@@ -16,11 +16,14 @@ void Config::validate() const {
                       std::to_string(kMaxProcs) +
                       " (the number of Ms running goroutines)");
   }
+  check_stack_size(stack_size, "stage2::Config.stack_size");
+}
+
+void check_stack_size(std::size_t stack_size, const char* field) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   if (stack_size < kMinStackSize || stack_size > kMaxStackSize ||
       stack_size % page != 0) {
-    throw ConfigError("stage2::Config.stack_size = " +
-                      std::to_string(stack_size) +
+    throw ConfigError(std::string(field) + " = " + std::to_string(stack_size) +
                       " is invalid: it must be a multiple of the page size (" +
                       std::to_string(page) + ") between " +
                       std::to_string(kMinStackSize) + " and " +

@@ -40,4 +40,9 @@ struct Config {
   static int default_procs() noexcept;
 };
 
+/// Throws gmp::ConfigError unless `stack_size` is a page multiple in
+/// [kMinStackSize, kMaxStackSize]; `field` names it in the message
+/// ("stage2::Config.stack_size"). Shared by the later stages' configs.
+void check_stack_size(std::size_t stack_size, const char* field);
+
 }  // namespace gmp::stage2

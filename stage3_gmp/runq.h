@@ -171,25 +171,10 @@ class LocalRunQueue {
     explicit Stealer(LocalRunQueue& q) noexcept : q_(q) {}
 
     /// Goroutines in the ring (runnext not counted). A snapshot.
-    std::uint32_t size() const noexcept {
-      std::uint32_t h = q_.head_.load(std::memory_order_acquire);
-      std::uint32_t t = q_.tail_.load(std::memory_order_acquire);
-      return t - h <= Cap ? t - h : 0;  // torn read: h moved past our t
-    }
+    std::uint32_t size() const noexcept { return q_.size(); }
 
-    /// Go's runqempty: true if neither the ring nor runnext holds a
-    /// goroutine. Reads a consistent snapshot: a goroutine being moved from
-    /// runnext to the ring is never missed.
-    bool empty() const noexcept {
-      for (;;) {
-        std::uint32_t h = q_.head_.load(std::memory_order_acquire);
-        std::uint32_t t = q_.tail_.load(std::memory_order_acquire);
-        G* next = q_.runnext_.load(std::memory_order_acquire);
-        if (t == q_.tail_.load(std::memory_order_acquire)) {
-          return h == t && next == nullptr;
-        }
-      }
-    }
+    /// Go's runqempty; see LocalRunQueue::empty().
+    bool empty() const noexcept { return q_.empty(); }
 
    private:
     friend class Owner;
@@ -237,6 +222,27 @@ class LocalRunQueue {
 
     LocalRunQueue& q_;
   };
+
+  /// Goroutines in the ring (runnext not counted). Any thread; a snapshot.
+  std::uint32_t size() const noexcept {
+    std::uint32_t h = head_.load(std::memory_order_acquire);
+    std::uint32_t t = tail_.load(std::memory_order_acquire);
+    return t - h <= Cap ? t - h : 0;  // torn read: h moved past our t
+  }
+
+  /// Go's runqempty: true if neither the ring nor runnext holds a
+  /// goroutine. Any thread. Reads a consistent snapshot: a goroutine being
+  /// moved from runnext to the ring is never missed.
+  bool empty() const noexcept {
+    for (;;) {
+      std::uint32_t h = head_.load(std::memory_order_acquire);
+      std::uint32_t t = tail_.load(std::memory_order_acquire);
+      G* next = runnext_.load(std::memory_order_acquire);
+      if (t == tail_.load(std::memory_order_acquire)) {
+        return h == t && next == nullptr;
+      }
+    }
+  }
 
   /// The owner's handle (see Owner for who may use it).
   Owner owner() noexcept { return Owner(*this); }

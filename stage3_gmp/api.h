@@ -1,0 +1,40 @@
+// Stage 3 as one type, for code written once for every stage (see
+// common/stage_api.h).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string_view>
+#include <utility>
+
+#include "common/stage_api.h"
+#include "stage3_gmp/runtime.h"
+
+namespace gmp::stage3 {
+
+/// Stage 3's runtime, objects and free functions gathered in one type.
+struct Api {
+  /// The stage's name, for tables and test names.
+  static constexpr std::string_view kName = "stage3_gmp";
+  /// A blocked goroutine parks and gives its M back.
+  static constexpr bool kBlockingHoldsThread = false;
+
+  using Config = stage3::Config;    ///< see stage3::Config
+  using Runtime = stage3::Runtime;  ///< see stage3::Runtime
+  using Stats = stage3::Stats;      ///< see stage3::Stats
+  template <class T>
+  using Chan = stage3::Chan<T>;         ///< see gmp::BasicChan
+  using Mutex = stage3::Mutex;          ///< see gmp::BasicMutex
+  using WaitGroup = stage3::WaitGroup;  ///< see gmp::BasicWaitGroup
+
+  /// stage3::go
+  static void go(std::function<void()> fn) { stage3::go(std::move(fn)); }
+  /// stage3::yield
+  static void yield() { stage3::yield(); }
+  /// stage3::sleep_for
+  static void sleep_for(std::chrono::nanoseconds d) { stage3::sleep_for(d); }
+};
+
+static_assert(StageApi<Api>);
+
+}  // namespace gmp::stage3

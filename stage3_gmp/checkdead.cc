@@ -1,0 +1,57 @@
+// Stage 3's checkdead (Go's): when the last M goes idle, with no timer
+// pending, no goroutine can ever run again.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "stage3_gmp/runtime.h"
+
+namespace gmp::stage3 {
+
+// Called with sched_ held whenever an M goes idle (mput).
+void Runtime::checkdead() {
+  if (!running_ || main_done_ || gcwaiting_.load(std::memory_order_relaxed) ||
+      stopping_.load(std::memory_order_relaxed) ||
+      live_.load(std::memory_order_relaxed) == 0) {
+    return;
+  }
+  if (nmidle_ < mcount_) return;  // an M runs, spins, or is being made
+  if (ntimers_.load(std::memory_order_relaxed) > 0) return;
+  // Every M is idle. A runnable goroutine now would be a lost wakeup.
+  int procs = gomaxprocs_.load(std::memory_order_relaxed);
+  for (int i = 0; i < procs; ++i) {
+    GMP_CHECK(allp_[i]->runq.stealer().empty(),
+              "runnable goroutines on a P but every M is idle");
+  }
+  GMP_CHECK(grq_size_.load(std::memory_order_relaxed) == 0,
+            "runnable goroutines on the GRQ but every M is idle");
+
+  std::vector<const G*> waiting;  // listed by goroutine id, as Go does
+  {
+    std::lock_guard gl(allglock_);
+    for (const auto& g : allgs_) {
+      if (g->readgstatus() == GStatus::kWaiting) waiting.push_back(g.get());
+    }
+  }
+  std::sort(waiting.begin(), waiting.end(),
+            [](const G* a, const G* b) { return a->goid < b->goid; });
+  std::string report = "all goroutines are asleep - deadlock!\n\n";
+  auto now = std::chrono::steady_clock::now();
+  for (const G* g : waiting) {
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      now - g->waitsince)
+                      .count();
+    report += "goroutine " + std::to_string(g->goid) + " [" +
+              std::string(to_string(
+                  g->waitreason.load(std::memory_order_relaxed))) +
+              "]: last ran on M " +
+              std::to_string(g->last_m.load(std::memory_order_relaxed)) +
+              ", waiting " + std::to_string(waited) + " ms\n";
+  }
+  fatal(report);
+}
+
+}  // namespace gmp::stage3

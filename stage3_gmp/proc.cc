@@ -1,0 +1,384 @@
+// Stage 3: goroutines, run queues, Ms and Ps (Go's proc.go: newproc,
+// gfget/gfput, runqput, globrunqput/globrunqget, ready, wakep, startm,
+// stopm, mput/mget, pidleput/pidleget, acquirep/releasep).
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "stage2_global_queue/switch.h"
+#include "stage3_gmp/runtime.h"
+
+namespace gmp::stage3 {
+
+using Clock = std::chrono::steady_clock;
+using Overflow = LocalRunQueue<256>::Overflow;
+
+namespace {
+constexpr int kGFreeMax = 64;      // Go's gfput: spill a P's cache at 64 ...
+constexpr int kGFreeKeep = 32;     // ... down to 32; gfget refills to 32
+constexpr std::uint64_t kGoidBatch = 16;  // Go's _GoidCacheBatch
+}  // namespace
+
+// ---- Goroutines ------------------------------------------------------------
+
+// Go's newproc. pp is the caller's P, or null for main (made from run()'s
+// plain thread: it goes to the GRQ). Returns null if main has returned.
+G* Runtime::newproc(std::function<void()> fn, P* pp) {
+  if (exiting_.load(std::memory_order_acquire)) return nullptr;  // dropped
+  G* gp = pp != nullptr ? gfget(pp) : nullptr;
+  if (gp == nullptr) gp = malg();  // may throw: nothing changed yet
+  gp->fn = std::move(fn);
+  stage2::context_init(&gp->ctx, gp->stack.lo, gp->stack.size,
+                       &goroutine_entry, gp);
+  stage2::create_fiber(gp);
+  gp->goid = newgoid(pp);
+  gp->started = false;
+  live_.fetch_add(1, std::memory_order_relaxed);
+  created_.fetch_add(1, std::memory_order_relaxed);
+  casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
+  if (pp == nullptr) {
+    std::lock_guard lk(sched_);
+    globrunqput(gp);
+  } else {
+    runqput(pp, gp, /*next=*/true);
+    wakep();
+  }
+  return gp;
+}
+
+// Go's malg: a new dead G with a new stack, in allgs_.
+G* Runtime::malg() {
+  auto g = std::make_unique<G>();
+  g->stack = stacks_.alloc();  // may throw: nothing changed yet
+  g->atomicstatus.store(GStatus::kDead, std::memory_order_relaxed);
+  G* gp = g.get();
+  std::lock_guard lk(allglock_);
+  try {
+    allgs_.push_back(std::move(g));  // publishes the G to scanners
+  } catch (...) {  // out of memory: give the stack back, change nothing
+    stacks_.free(gp->stack);
+    throw;
+  }
+  return gp;
+}
+
+// Goroutine ids in batches of 16 per P, so that newproc does not contend on
+// one counter (Go's goidcache).
+std::uint64_t Runtime::newgoid(P* pp) {
+  if (pp == nullptr) return goidgen_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (pp->goidcache == pp->goidcacheend) {
+    pp->goidcache =
+        goidgen_.fetch_add(kGoidBatch, std::memory_order_relaxed) + 1;
+    pp->goidcacheend = pp->goidcache + kGoidBatch;
+  }
+  return pp->goidcache++;
+}
+
+// Go's gfget: a dead G from the P's cache, refilled from the global list.
+G* Runtime::gfget(P* pp) {
+  if (pp->gfree == nullptr &&
+      ngfree_.load(std::memory_order_relaxed) > 0) {  // a peek: rechecked
+    std::lock_guard lk(sched_);
+    while (pp->gfreecnt.load(std::memory_order_relaxed) < kGFreeKeep &&
+           gfree_ != nullptr) {
+      G* gp = gfree_;
+      gfree_ = gp->schedlink;
+      ngfree_.fetch_sub(1, std::memory_order_relaxed);
+      gp->schedlink = pp->gfree;
+      pp->gfree = gp;
+      pp->gfreecnt.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  G* gp = pp->gfree;
+  if (gp == nullptr) return nullptr;
+  pp->gfree = gp->schedlink;
+  pp->gfreecnt.fetch_sub(1, std::memory_order_relaxed);
+  return gp;
+}
+
+// Go's gfput: a dead G into the P's cache; a full cache spills half.
+void Runtime::gfput(P* pp, G* gp) {
+  gp->schedlink = pp->gfree;
+  pp->gfree = gp;
+  if (pp->gfreecnt.fetch_add(1, std::memory_order_relaxed) + 1 < kGFreeMax) {
+    return;
+  }
+  std::lock_guard lk(sched_);
+  while (pp->gfreecnt.load(std::memory_order_relaxed) > kGFreeKeep) {
+    G* g = pp->gfree;
+    pp->gfree = g->schedlink;
+    pp->gfreecnt.fetch_sub(1, std::memory_order_relaxed);
+    g->schedlink = gfree_;
+    gfree_ = g;
+    ngfree_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// Go's casgstatus: the status changes from `from` to `to`, or the program
+// ends (a broken invariant).
+void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
+  GStatus seen = from;
+  // acq_rel: release publishes what the goroutine's owner wrote before the
+  // change (readgstatus pairs with it); acquire sees the previous owner's.
+  if (!gp->atomicstatus.compare_exchange_strong(seen, to,
+                                                std::memory_order_acq_rel))
+      [[unlikely]] {
+    fatal("casgstatus: goroutine " + std::to_string(gp->goid) + " is " +
+          std::string(to_string(seen)) + ", expected " +
+          std::string(to_string(from)) + " (to make it " +
+          std::string(to_string(to)) + ")");
+  }
+}
+
+// ---- Run queues --------------------------------------------------------------
+
+// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
+// half of itself and gp to the GRQ. Owner M of pp only.
+void Runtime::runqput(P* pp, G* gp, bool next) {
+  Overflow overflow;
+  std::uint32_t n = pp->runq.owner().put(gp, next, overflow);
+  if (n == 0) return;
+  std::lock_guard lk(sched_);
+  globrunqputbatch(overflow.data(), n);
+  ++stats_.runq_overflows;
+}
+
+void Runtime::globrunqput(G* gp) {  // sched_ held
+  globrunqputbatch(&gp, 1);
+}
+
+// Go's globrunqputbatch: n goroutines at the GRQ's tail. sched_ held.
+void Runtime::globrunqputbatch(G* const* gs, std::uint32_t n) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    G* gp = gs[i];
+    gp->schedlink = nullptr;
+    (grq_tail_ != nullptr ? grq_tail_->schedlink : grq_head_) = gp;
+    grq_tail_ = gp;
+  }
+  auto size = static_cast<std::size_t>(
+      grq_size_.fetch_add(static_cast<std::int32_t>(n),
+                          std::memory_order_relaxed) + n);
+  stats_.max_queue_len = std::max(stats_.max_queue_len, size);
+}
+
+// Go's globrunqget (1.19): a batch from the GRQ's head, of
+// min(len/GOMAXPROCS + 1, len, max if nonzero, 128). The first is
+// returned, the rest go to pp's local queue. sched_ held; owner of pp.
+G* Runtime::globrunqget(P* pp, std::uint32_t max) {
+  auto size = static_cast<std::uint32_t>(
+      grq_size_.load(std::memory_order_relaxed));
+  if (size == 0) return nullptr;
+  auto procs = static_cast<std::uint32_t>(
+      gomaxprocs_.load(std::memory_order_relaxed));
+  std::uint32_t n = std::min(size / procs + 1, size);
+  if (max > 0) n = std::min(n, max);
+  n = std::min<std::uint32_t>(n, LocalRunQueue<256>::kCapacity / 2);
+  grq_size_.fetch_sub(static_cast<std::int32_t>(n), std::memory_order_relaxed);
+  auto pop = [this] {
+    G* gp = grq_head_;
+    grq_head_ = gp->schedlink;
+    if (grq_head_ == nullptr) grq_tail_ = nullptr;
+    gp->schedlink = nullptr;
+    return gp;
+  };
+  G* first = pop();
+  Overflow unused;
+  for (std::uint32_t i = 1; i < n; ++i) {
+    GMP_CHECK(pp->runq.owner().put(pop(), false, unused) == 0,
+              "globrunqget: the local queue overflowed");
+  }
+  PCounters::inc(pp->counters.grq_takes);
+  PCounters::inc(pp->counters.grq_goroutines, n);
+  return first;
+}
+
+// Go's ready: gp (waiting, claimed by the caller) runs next on pp, the
+// caller's P; an idle P is woken to take other work if needed.
+void Runtime::ready(G* gp, P* pp) {
+  if (gp->waitreason.load(std::memory_order_relaxed) != WaitReason::kSleep) {
+    nblocked_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  gp->waiting = nullptr;
+  gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
+  casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
+  runqput(pp, gp, /*next=*/true);
+  wakep();
+}
+
+// ---- Ms and Ps ------------------------------------------------------------------
+
+// Go's wakep: if there is an idle P and no M is spinning, wake (or make)
+// an M to spin. The submitted work was queued before this check (see the
+// essay in runtime.h): seq_cst orders it against nmspinning.
+void Runtime::wakep() {
+  if (npidle_.load(std::memory_order_seq_cst) == 0) return;
+  std::int32_t expected = 0;
+  if (nmspinning_.load(std::memory_order_seq_cst) != 0 ||
+      !nmspinning_.compare_exchange_strong(expected, 1,
+                                           std::memory_order_seq_cst)) {
+    return;  // a spinning M will find the work
+  }
+  startm(nullptr, /*spinning=*/true);
+}
+
+// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With
+// no idle P, a spinning start undoes wakep's nmspinning increment.
+void Runtime::startm(P* pp, bool spinning) {
+  std::unique_lock lk(sched_);
+  if (pp == nullptr) pp = pidleget();
+  if (pp == nullptr) {
+    if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+    return;
+  }
+  M* m = mget();
+  if (m == nullptr) {
+    ++mcount_;  // counted as running before it exists (Go's mReserveID)
+    lk.unlock();
+    newm(pp, spinning);
+    return;
+  }
+  m->spinning.store(spinning, std::memory_order_relaxed);
+  m->nextp = pp;
+  ++stats_.wakeups;
+  m->park.wakeup();
+}
+
+// Go's newm: a new M thread that starts holding pp. The thread count was
+// reserved by the caller. A thread that cannot be made is fatal, as in Go
+// ("newosproc: failed to create new OS thread"): the scheduler has work
+// and a P for it, and cannot unwind from here.
+M* Runtime::newm(P* pp, bool spinning) {
+  std::unique_lock lk(sched_);
+  allm_.push_back(std::make_unique<M>(this, static_cast<int>(allm_.size())));
+  M* m = allm_.back().get();
+  m->nextp = pp;
+  m->spinning.store(spinning, std::memory_order_relaxed);
+  ++stats_.threads_created;
+  lk.unlock();
+  try {
+    m->thread = std::thread(&Runtime::mstart, this, m);
+  } catch (const std::system_error& e) {
+    fatal(std::string("newm: cannot create M thread ") +
+          std::to_string(m->id) + ": " + e.what() +
+          " (raise ulimit -u or kernel.threads-max)");
+  }
+  return m;
+}
+
+// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
+// first idle M sleeps only until the earliest timer, then runs the due
+// timers itself. Returns with m->p set, or with none when the run stops.
+void Runtime::stopm(M* m) {
+  GMP_CHECK(m->p == nullptr, "stopm: M holds a P");
+  GMP_CHECK(!m->spinning.load(std::memory_order_relaxed), "stopm: spinning");
+  std::unique_lock lk(sched_);
+  for (;;) {
+    if (stopping_.load(std::memory_order_relaxed)) return;
+    if (P* pp = m->nextp) {
+      m->nextp = nullptr;
+      bool more = grq_size_.load(std::memory_order_relaxed) > 1;
+      lk.unlock();
+      acquirep(m, pp);
+      if (more) wakep();  // timers readied several: others may help
+      return;
+    }
+    mput(m);
+    bool timer_duty = !timers_.empty() && timer_m_ == nullptr &&
+                      !gcwaiting_.load(std::memory_order_relaxed);
+    if (timer_duty) timer_m_ = m;
+    Clock::time_point until =
+        timer_duty ? timers_.earliest() : Clock::time_point::max();
+    m->park.clear();
+    m->parks.fetch_add(1, std::memory_order_relaxed);
+    lk.unlock();
+    if (timer_duty) {
+      m->park.tsleep(until - Clock::now());
+    } else {
+      m->park.sleep();
+    }
+    lk.lock();
+    if (timer_m_ == m) timer_m_ = nullptr;
+    if (m->idle) {  // timed out: nobody took us off the list
+      mremove(m);
+      run_timers(nullptr, Clock::now());  // no P: readied ones go to the GRQ
+      if (grq_size_.load(std::memory_order_relaxed) > 0) {
+        if (P* pp = pidleget()) m->nextp = pp;  // and run them ourselves
+      }
+    } else if (m->nextp != nullptr && !timers_.empty() &&
+               timer_m_ == nullptr) {
+      // Woken with work while on (or instead of) timer duty: hand the
+      // duty to another idle M, which finds no P and sleeps on the timer.
+      if (M* other = mget()) other->park.wakeup();
+    }
+  }
+}
+
+// Go's mput: m onto the idle list. sched_ held.
+void Runtime::mput(M* m) {
+  m->idle = true;
+  m->schedlink = midle_;
+  midle_ = m;
+  ++nmidle_;
+  checkdead();
+}
+
+// Go's mget: an idle M off the list, or null. sched_ held.
+M* Runtime::mget() {
+  M* m = midle_;
+  if (m != nullptr) mremove(m);
+  return m;
+}
+
+void Runtime::mremove(M* m) {  // sched_ held; m idle
+  M** link = &midle_;
+  while (*link != m) link = &(*link)->schedlink;
+  *link = m->schedlink;
+  m->schedlink = nullptr;
+  m->idle = false;
+  --nmidle_;
+}
+
+// Go's pidleput: pp (its queue empty) onto the idle list. sched_ held.
+void Runtime::pidleput(P* pp) {
+  GMP_CHECK(pp->runq.stealer().empty(), "pidleput: P has non-empty run queue");
+  pp->status.store(PStatus::kIdle, std::memory_order_relaxed);
+  pp->link = pidle_;
+  pidle_ = pp;
+  npidle_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+// Go's pidleget: an idle P off the list, or null. sched_ held.
+P* Runtime::pidleget() {
+  P* pp = pidle_;
+  if (pp == nullptr) return nullptr;
+  pidle_ = pp->link;
+  pp->link = nullptr;
+  npidle_.fetch_sub(1, std::memory_order_seq_cst);
+  return pp;
+}
+
+// Go's acquirep: m now holds pp.
+void Runtime::acquirep(M* m, P* pp) {
+  GMP_CHECK(m->p == nullptr, "acquirep: M already holds a P");
+  m->p = pp;
+  m->p_id.store(pp->id, std::memory_order_relaxed);
+  pp->m_id.store(m->id, std::memory_order_relaxed);
+  pp->status.store(PStatus::kRunning, std::memory_order_relaxed);
+}
+
+// Go's releasep: m gives up its P, which it returns.
+P* Runtime::releasep(M* m) {
+  P* pp = m->p;
+  GMP_CHECK(pp != nullptr, "releasep: M holds no P");
+  m->p = nullptr;
+  m->p_id.store(-1, std::memory_order_relaxed);
+  pp->m_id.store(-1, std::memory_order_relaxed);
+  return pp;
+}
+
+}  // namespace gmp::stage3

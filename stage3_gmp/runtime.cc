@@ -1,0 +1,176 @@
+// Stage 3: the life of a run (start, exit when main returns, stop), stats.
+#include "stage3_gmp/runtime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "stage2_global_queue/tls.h"
+
+namespace gmp::stage3 {
+
+using Clock = std::chrono::steady_clock;
+
+Runtime::Runtime(Config config)
+    : config_(config.resolve(std::getenv("GOMAXPROCS"),
+                             std::getenv("GMP_DEBUG"))),
+      debug_(parse_debug(*config_.debug, "GMP_DEBUG")),
+      stacks_(config_.stack_size) {}
+
+Runtime::~Runtime() {
+  std::lock_guard lk(sched_);
+  if (running_) fatal("stage3::Runtime destroyed while its run() is running");
+  std::lock_guard gl(allglock_);
+  for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
+}
+
+Stats Runtime::stats() const {
+  std::lock_guard lk(sched_);
+  Stats s = stats_;
+  s.goroutines_created = created_.load(std::memory_order_relaxed);
+  s.goroutines_finished = finished_.load(std::memory_order_relaxed);
+  s.goroutines_exited = exited_.load(std::memory_order_relaxed);
+  s.goroutines_never_started = never_started_.load(std::memory_order_relaxed);
+  s.goroutines_blocked = nblocked_.load(std::memory_order_relaxed);
+  s.stacks_mapped = stacks_.stacks_mapped();
+  s.sched_lock = sched_.counters();
+  for (const auto& pp : allp_) {
+    const PCounters& c = pp->counters;
+    auto get = [](const std::atomic<std::uint64_t>& v) {
+      return v.load(std::memory_order_relaxed);
+    };
+    s.steal_attempts += get(c.steal_attempts);
+    s.steals += get(c.steals);
+    s.stolen += get(c.stolen);
+    s.grq_takes += get(c.grq_takes);
+    s.grq_goroutines += get(c.grq_goroutines);
+    s.runnext_hits += get(c.runnext_hits);
+    s.context_switches += get(c.context_switches);
+  }
+  for (const auto& m : allm_) {  // Ms of a run still going
+    s.spinning_ns += m->spinning_ns.load(std::memory_order_relaxed);
+    s.parks += m->parks.load(std::memory_order_relaxed);
+  }
+  return s;
+}
+
+void Runtime::run(std::function<void()> main) {
+  if (stage2::getm_core() != nullptr) {
+    throw UsageError(
+        "Runtime::run called from inside a goroutine: run() blocks its "
+        "caller until main returns; start more goroutines with go() instead");
+  }
+  if (!main) throw UsageError("Runtime::run called with an empty function");
+  {
+    std::lock_guard lk(sched_);
+    if (running_) {
+      throw UsageError("Runtime::run called while this runtime is running");
+    }
+    running_ = true;
+    main_done_ = false;
+    stats_ = Stats{};
+    sched_.reset_counters();
+    mcount_ = 0;
+    for (auto& pp : allp_) pp->counters.reset();
+    pidle_ = nullptr;  // rebuilt below, with every P of this run
+    npidle_.store(0);
+    exiting_.store(false);
+    stopping_.store(false);
+    live_.store(0);
+    nblocked_.store(0);
+    created_ = finished_ = exited_ = never_started_ = 0;
+    goidgen_.store(0);
+    all_dead_.clear();
+    procresize(nullptr, *config_.procs);  // every P starts idle
+    for (int i = *config_.procs - 1; i >= 0; --i) pidleput(allp_[i].get());
+    started_at_ = Clock::now();
+  }
+  try {
+    newproc(std::move(main), nullptr);  // goroutine 1, on the GRQ
+  } catch (...) {  // no stack for main: nothing ran
+    std::lock_guard lk(sched_);
+    running_ = false;
+    throw;
+  }
+  if (debug_.schedtrace_ms > 0) {
+    tracer_stop_.clear();
+    tracer_ = std::thread(&Runtime::trace_loop, this);
+  }
+  startm(nullptr, /*spinning=*/false);  // the first M takes main
+  all_dead_.sleep();  // until goexit0 of the last goroutine
+  stop_ms();
+}
+
+// Every goroutine is dead: the Ms leave their loops and are joined.
+void Runtime::stop_ms() noexcept {
+  {
+    std::lock_guard lk(sched_);
+    stopping_.store(true, std::memory_order_release);
+    while (M* m = mget()) m->park.wakeup();
+  }
+  // No M can be made any more: nothing is left to run.
+  for (auto& m : allm_) {
+    if (m->thread.joinable()) m->thread.join();
+  }
+  if (tracer_.joinable()) {
+    tracer_stop_.wakeup();
+    tracer_.join();
+  }
+  std::lock_guard lk(sched_);
+  for (auto& m : allm_) {  // keep the Ms' counters past their end
+    stats_.spinning_ns += m->spinning_ns.load(std::memory_order_relaxed);
+    stats_.parks += m->parks.load(std::memory_order_relaxed);
+    if (m->p != nullptr) pidleput(releasep(m.get()));
+  }
+  allm_.clear();
+  running_ = false;
+}
+
+// Protocol 4 of stage 2, with the world stopped (runtime.h): on goroutine
+// 1 right after main returned. New goroutines are dropped from now on, and
+// queued ones are dropped when their first turn comes (goroutine_entry);
+// parked ones are cancelled, unlinked, and readied to unwind.
+void Runtime::exit_after_main(M* m) {
+  exiting_.store(true, std::memory_order_seq_cst);
+  stop_the_world(m);
+  std::vector<Sudog<G*>*> cancelled;
+  {
+    std::lock_guard gl(allglock_);
+    for (auto& g : allgs_) {
+      if (g->readgstatus() == GStatus::kWaiting && g->waiting->try_cancel()) {
+        cancelled.push_back(g->waiting);
+      }
+    }
+  }
+  {
+    std::lock_guard lk(sched_);
+    main_done_ = true;
+    for (Sudog<G*>* s : cancelled) {
+      if (s->g->waitreason.load(std::memory_order_relaxed) ==
+          WaitReason::kSleep) {
+        timers_.remove(s);
+        ntimers_.store(static_cast<int>(timers_.size()),
+                       std::memory_order_relaxed);
+      }
+    }
+  }
+  for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);  // before any wakes
+  for (Sudog<G*>* s : cancelled) ready(s->g, m->p);     // they throw Goexit
+  start_the_world(m, 0);
+}
+
+// The schedtrace thread: Go prints from sysmon; stage 3 has no sysmon yet.
+void Runtime::trace_loop() {
+  auto period = std::chrono::milliseconds(debug_.schedtrace_ms);
+  while (!tracer_stop_.tsleep(period)) {
+    std::string text = schedtrace(debug_.scheddetail);
+    std::fputs(text.c_str(), stderr);
+  }
+}
+
+}  // namespace gmp::stage3

@@ -1,0 +1,289 @@
+// Stage 3: the G-M-P scheduler (Go 1.1 onwards; proc.go).
+//
+// Ps, local queues and stealing
+// =============================
+// Stage 2 took one global lock for every scheduling decision. Stage 3 adds
+// the P, a logical processor: GOMAXPROCS of them, and an M must hold one to
+// run goroutines. Each P has its own run queue of 256 slots, which its M
+// uses without any lock (runq.h), and a runnext slot for the goroutine it
+// readied last. The global run queue (GRQ) and its lock remain, but only
+// for overflow, fairness and work that has no P: most decisions touch
+// nothing shared.
+//
+// Where runnable goroutines go (runqput):
+//   - a new goroutine (go) and a readied one (ready) go to the current P's
+//     runnext; the goroutine displaced from runnext goes to its queue;
+//   - a full queue moves its oldest half, plus the new one, to the GRQ in
+//     one batch (runqputslow);
+//   - yield() puts the goroutine at the GRQ's tail (Go's Gosched);
+//   - the runnext goroutine inherits the current time slice.
+//
+// Where an M looks for work (findRunnable, the notes' order):
+//   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
+//      without it, two goroutines readying each other through runnext
+//      could keep the GRQ waiting forever);
+//   2. the local queue, runnext first;
+//   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
+//   4. (stage 4: the network poller);
+//   5. steal half of another P's queue: 4 rounds over all Ps in a random
+//      order, runnext taken only in the last round;
+//   6. nothing: give the P back and park the M.
+//
+// Spinning Ms and wakep (Go's "Worker thread parking/unparking")
+// ----------------------------------------------------------------
+// An M out of work that looks for some to steal is spinning. Submitting
+// work (go, ready) wakes an idle M only if there is an idle P and no M is
+// spinning (wakep): a spinning M will find the work. So that no work is
+// lost (a goroutine queued while every M parks), the two sides follow
+// Go's protocol:
+//   - submit: put the goroutine in a queue, then check nmspinning;
+//   - stop spinning: decrement nmspinning, then check every queue again,
+//     and go back to spinning if anything is there;
+// and a spinning M that finds work calls wakep, so that another M spins
+// for the work that may follow. At most half the busy Ps' worth of Ms spin
+// (2 * nmspinning < GOMAXPROCS - npidle).
+//
+// Stop the world (for a GOMAXPROCS change, and when main returns): the
+// caller raises gcwaiting; each M, at its next scheduling point, gives its
+// P up; idle Ps are taken at once; the caller sleeps until every P is
+// stopped, changes what it must, and starts the world again. A goroutine
+// that never reaches a scheduling point (a loop without calls to the
+// runtime) delays the stop: preemption (stage 5) cures that.
+//
+// Everything else is stage 2's, reused: the context switch, stacks, the
+// goroutine machinery (switch, signals, current M), park and ready through
+// common/, timers under the sched lock, exit when main returns, checkdead.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/chan.h"
+#include "common/counting_lock.h"
+#include "common/mutex.h"
+#include "common/note.h"
+#include "common/runtime_lock.h"
+#include "common/wait_group.h"
+#include "stage2_global_queue/g.h"
+#include "stage2_global_queue/stack.h"
+#include "stage2_global_queue/timers.h"
+#include "stage3_gmp/config.h"
+#include "stage3_gmp/m.h"
+#include "stage3_gmp/p.h"
+#include "stage3_gmp/sched.h"
+
+namespace gmp::stage3 {
+
+using stage2::G;
+using stage2::GStatus;
+
+/// A Go channel whose blocked goroutines park; a readied one runs next on
+/// the P that readied it.
+template <class T>
+using Chan = BasicChan<T, Sched>;
+/// Go's sync.Mutex for stage 3 goroutines.
+using Mutex = BasicMutex<Sched>;
+/// Go's sync.WaitGroup for stage 3 goroutines.
+using WaitGroup = BasicWaitGroup<Sched>;
+
+/// Counters of one Runtime::run. Conservation: created == finished +
+/// exited + never_started.
+struct Stats {
+  std::uint64_t goroutines_created = 0;   ///< main and every go()
+  std::uint64_t goroutines_finished = 0;  ///< returned from their function
+  std::uint64_t goroutines_exited = 0;    ///< unwound by Goexit at exit
+  std::uint64_t goroutines_never_started = 0;  ///< dropped at exit, unrun
+  std::uint64_t threads_created = 0;      ///< Ms started
+  std::size_t max_queue_len = 0;          ///< longest the GRQ has been
+  std::int64_t goroutines_blocked = 0;    ///< now: parked on an object
+  std::uint64_t context_switches = 0;     ///< goroutines run (g0 -> G)
+  std::uint64_t stacks_mapped = 0;        ///< stacks ever mapped
+  LockCounters sched_lock;  ///< the sched lock (GRQ, idle lists, timers)
+
+  std::uint64_t steal_attempts = 0;  ///< victims tried by spinning Ms
+  std::uint64_t steals = 0;          ///< of which had something to take
+  std::uint64_t stolen = 0;          ///< goroutines moved by stealing
+  std::uint64_t grq_takes = 0;       ///< batches taken from the GRQ
+  std::uint64_t grq_goroutines = 0;  ///< goroutines in those batches
+  std::uint64_t runq_overflows = 0;  ///< full local queues halved to the GRQ
+  std::uint64_t runnext_hits = 0;    ///< goroutines run from runnext
+  std::uint64_t spinning_ns = 0;     ///< time Ms spent spinning
+  std::uint64_t parks = 0;           ///< times an M went idle
+  std::uint64_t wakeups = 0;         ///< times an idle M was woken
+  std::uint64_t stw_pauses = 0;      ///< stops of the world
+  std::uint64_t stw_pause_ns = 0;    ///< their total length
+  std::uint64_t stw_max_pause_ns = 0;  ///< the longest
+};
+
+/// A stage 3 runtime: GOMAXPROCS Ps, Ms made as needed.
+///
+/// Thread safety: run() is called by one plain (non-goroutine) thread at a
+/// time; stats(), schedtrace() and config() by any thread.
+class Runtime {
+ public:
+  /// Resolves `config` against the environment (GOMAXPROCS, GMP_DEBUG)
+  /// and the machine; gmp::ConfigError if anything is invalid.
+  explicit Runtime(Config config = {});
+  /// Fatal error if the runtime is still running.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Runs `main` as goroutine 1 and returns once main has returned and
+  /// every other goroutine has ended, as in stage 2. Errors as in stage 2.
+  void run(std::function<void()> main);
+
+  /// The resolved configuration (procs is the GOMAXPROCS of the next run).
+  const Config& config() const noexcept { return config_; }
+
+  /// Counters of the current or last run().
+  Stats stats() const;
+
+  /// Go's schedtrace output: one summary line ("SCHED 12ms: gomaxprocs=2
+  /// idleprocs=0 threads=3 ..."), and with `detailed` one line per P, M
+  /// and goroutine. Any thread; while running or after.
+  std::string schedtrace(bool detailed) const;
+
+ private:
+  friend struct Sched;
+  friend void go(std::function<void()> fn);
+  friend void yield();
+  friend void sleep_for(std::chrono::nanoseconds d);
+  friend int gomaxprocs(int n);
+  friend void goroutine_entry(void* arg) noexcept;
+
+  // proc.cc: goroutines and run queues.
+  G* newproc(std::function<void()> fn, P* pp);
+  G* malg();
+  G* gfget(P* pp);
+  void gfput(P* pp, G* gp);
+  void runqput(P* pp, G* gp, bool next);
+  void globrunqput(G* gp);
+  void globrunqputbatch(G* const* gs, std::uint32_t n);
+  G* globrunqget(P* pp, std::uint32_t max);
+  void ready(G* gp, P* pp);
+  void casgstatus(G* gp, GStatus from, GStatus to);
+  std::uint64_t newgoid(P* pp);
+  // proc.cc: Ms and Ps.
+  void wakep();
+  void startm(P* pp, bool spinning);
+  M* newm(P* pp, bool spinning);
+  void stopm(M* m);
+  void mput(M* m);
+  M* mget();
+  void mremove(M* m);
+  void pidleput(P* pp);
+  P* pidleget();
+  void acquirep(M* m, P* pp);
+  P* releasep(M* m);
+  // schedule.cc: the M's loop.
+  void mstart(M* m);
+  std::pair<G*, bool> find_runnable(M* m);
+  G* steal_work(M* m);
+  void become_spinning(M* m);
+  void stop_spinning(M* m);
+  void resetspinning(M* m);
+  void execute(M* m, G* gp, bool inherit_time);
+  void park_m(M* m, G* gp);
+  void gosched_m(M* m, G* gp);
+  void goexit0(M* m, G* gp);
+  void run_timers(P* pp, std::chrono::steady_clock::time_point now);
+  // stw.cc: stopping the world, GOMAXPROCS.
+  void stop_the_world(M* m);
+  void start_the_world(M* m, int newprocs);
+  void gcstopm(M* m);
+  void procresize(M* m, int n);
+  int set_gomaxprocs(M* m, int n);
+  // runtime.cc: the life of a run.
+  void exit_after_main(M* m);
+  void stop_ms() noexcept;
+  void trace_loop();
+  // checkdead.cc
+  void checkdead();
+
+  Config config_;        // resolved; immutable during a run
+  DebugSettings debug_;  // parsed config_.debug
+  stage2::StackPool stacks_;  // thread-safe
+
+  // ---- Protected by sched_ (Go's sched.lock). Lock order: an object's
+  // lock (Chan, Mutex, WaitGroup), then sched_, then allglock_.
+  mutable CountingLock sched_;
+  G* grq_head_ = nullptr;  // global run queue, FIFO, linked by schedlink
+  G* grq_tail_ = nullptr;
+  std::atomic<std::int32_t> grq_size_{0};  // written under sched_; read
+                                           // without it (relaxed: a hint)
+  M* midle_ = nullptr;  // idle Ms (Go's sched.midle)
+  int nmidle_ = 0;
+  int mcount_ = 0;      // Ms made (Go's mcount), including starting ones
+  P* pidle_ = nullptr;  // idle Ps (Go's sched.pidle)
+  std::atomic<std::int32_t> npidle_{0};  // written under sched_; read by
+                                         // wakep and spinning checks
+  G* gfree_ = nullptr;  // global free list, fed by full P caches
+  std::atomic<int> ngfree_{0};  // written under sched_; peeked without it
+  stage2::Timers timers_;        // sleeping goroutines
+  std::atomic<int> ntimers_{0};  // written under sched_; read without it
+  M* timer_m_ = nullptr;         // the idle M sleeping until the next timer
+  int stopwait_ = 0;             // Ps still to stop (stop the world)
+  Note stopnote_;                // woken when stopwait_ reaches 0
+  std::vector<std::unique_ptr<P>> allp_;  // every P ever made
+  std::vector<std::unique_ptr<M>> allm_;  // every M of this run
+  std::vector<std::uint32_t> steal_coprimes_;  // Go's stealOrder
+  bool running_ = false;
+  bool main_done_ = false;
+  std::chrono::steady_clock::time_point started_at_;
+  Stats stats_;  // the counters kept under sched_
+
+  // ---- Atomics read on fast paths without a lock.
+  std::atomic<int> gomaxprocs_{0};        // changed only with the world stopped
+  std::atomic<std::int32_t> nmspinning_{0};  // seq_cst: see the essay
+  std::atomic<bool> gcwaiting_{false};    // stop the world under way
+  std::atomic<bool> exiting_{false};      // main returned
+  std::atomic<bool> stopping_{false};     // every goroutine dead: Ms exit
+  std::atomic<std::uint64_t> goidgen_{0};  // ids, handed out in batches
+  std::atomic<std::int64_t> live_{0};     // goroutines not dead
+  std::atomic<std::int32_t> nblocked_{0};  // parked on an object
+  std::atomic<std::uint64_t> created_{0};  // goroutines made this run
+  std::atomic<std::uint64_t> finished_{0};
+  std::atomic<std::uint64_t> exited_{0};
+  std::atomic<std::uint64_t> never_started_{0};
+
+  RuntimeLock worldsema_;  // one stop-the-world at a time (Go's worldsema)
+
+  // ---- Protected by allglock_ (Go's allglock): every G ever made.
+  mutable RuntimeLock allglock_;
+  std::vector<std::unique_ptr<G>> allgs_;
+
+  Note all_dead_;       // woken by the goexit0 that ends the last goroutine
+  std::thread tracer_;  // schedtrace, when GMP_DEBUG asks for it
+  Note tracer_stop_;
+};
+
+/// The first and last frame of every goroutine (schedule.cc); internal.
+void goroutine_entry(void* arg) noexcept;
+
+/// Starts a new goroutine (Go's `go fn()`): it goes to this P's runnext.
+/// Goroutine only; errors as in stage 2.
+void go(std::function<void()> fn);
+
+/// Go's runtime.Gosched: the goroutine goes to the GRQ's tail and another
+/// runs. Goroutine only; throws gmp::Goexit once main has returned.
+void yield();
+
+/// Parks the calling goroutine for at least `d` (Go's time.Sleep).
+/// Goroutine only; throws gmp::Goexit if main returns meanwhile.
+void sleep_for(std::chrono::nanoseconds d);
+
+/// Go's runtime.GOMAXPROCS: returns the current number of Ps and, if `n`
+/// is positive, changes it to n (stopping the world meanwhile). Goroutine
+/// only; gmp::ConfigError if n is above kMaxProcs.
+int gomaxprocs(int n = 0);
+
+}  // namespace gmp::stage3

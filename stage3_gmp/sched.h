@@ -1,0 +1,35 @@
+// Stage 3's park and ready (the Scheduler interface of common/scheduler.h).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "common/runtime_lock.h"
+#include "common/sudog.h"
+#include "common/wait_reason.h"
+#include "stage2_global_queue/g.h"
+
+namespace gmp::stage3 {
+
+/// How a stage 3 goroutine waits: it parks as in stage 2; when readied it
+/// goes to the readier's P, in runnext, so that it runs next on that P.
+struct Sched {
+  /// The goroutine handle.
+  using G = stage2::G*;
+
+  /// The calling goroutine; gmp::UsageError naming `op` outside one.
+  static G current_g(const char* op);
+
+  /// The goroutine's id; only that goroutine may ask.
+  static std::uint64_t goid(G g) noexcept;
+
+  /// Go's gopark (see stage 2): returns false if cancelled at exit.
+  static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
+                   WaitReason why);
+
+  /// Go's goready: the goroutine of `s` (claimed by the caller) goes to the
+  /// calling goroutine's P as runnext, and an idle P is woken if needed.
+  static void ready(Sudog<G>& s) noexcept;
+};
+
+}  // namespace gmp::stage3

@@ -1,0 +1,379 @@
+// Stage 3: the M's loop on g0 (Go's schedule, findRunnable, stealWork,
+// execute, park_m, gosched_m, goexit0), the goroutine's first and last
+// frame, and the goroutine-side API.
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "stage2_global_queue/signals.h"
+#include "stage2_global_queue/switch.h"
+#include "stage3_gmp/runtime.h"
+
+namespace gmp::stage3 {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr int kStealTries = 4;       // Go's stealTries
+constexpr std::uint32_t kFairness = 61;  // Go's 1-in-61 global queue check
+}  // namespace
+
+// ---- The goroutine's first and last frame ------------------------------------
+
+void goroutine_entry(void* arg) noexcept {
+  stage2::on_goroutine_start();
+  G* gp = static_cast<G*>(arg);
+  Runtime* rt = getm()->rt;
+  bool finished = false;
+  if (gp->goid != 1 && rt->exiting_.load(std::memory_order_acquire)) {
+    // main returned before this goroutine's first turn: it never runs.
+    rt->never_started_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    try {
+      gp->fn();
+      finished = true;
+    } catch (const Goexit&) {
+      // ended by the runtime at exit
+    } catch (...) {
+      die_of_panic(gp->goid, std::current_exception());
+    }
+    if (gp->goid == 1) rt->exit_after_main(getm());  // still goroutine 1
+    (finished ? rt->finished_ : rt->exited_)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
+  gp->fn = nullptr;  // its destructors run while it is still a goroutine
+  M* m = getm();     // fresh: the goroutine may have moved between Ms
+  m->call = stage2::MCall::kGoexit;
+  stage2::mcall_exit(m, gp);
+}
+
+// ---- The M's loop ---------------------------------------------------------------
+
+void Runtime::mstart(M* m) {
+  stage2::setm_core(m);
+  stage2::init_g0(m);
+  stage2::install_signal_stack(m);
+  P* pp = nullptr;
+  {
+    std::lock_guard lk(sched_);
+    pp = m->nextp;
+    m->nextp = nullptr;
+  }
+  if (pp != nullptr) acquirep(m, pp);
+  if (m->spinning.load(std::memory_order_relaxed)) m->spin_start = Clock::now();
+  // Go's schedule(), as a loop: find a goroutine, run it until it switches
+  // back to g0, do what it asked.
+  for (;;) {
+    auto [gp, inherit_time] = find_runnable(m);
+    if (gp == nullptr) break;  // the run is over
+    if (m->spinning.load(std::memory_order_relaxed)) resetspinning(m);
+    execute(m, gp, inherit_time);
+    switch (m->call) {
+      case stage2::MCall::kPark: park_m(m, gp); break;
+      case stage2::MCall::kGosched: gosched_m(m, gp); break;
+      case stage2::MCall::kGoexit: goexit0(m, gp); break;
+      case stage2::MCall::kNone:
+        fatal("mstart: a goroutine switched to g0 for nothing");
+    }
+  }
+  stage2::remove_signal_stack(m);
+  stage2::setm_core(nullptr);
+}
+
+// Go's findRunnable, in the notes' order (see runtime.h). m holds a P on
+// entry and on return; returns {null, false} only when the run is over.
+std::pair<G*, bool> Runtime::find_runnable(M* m) {
+  for (;;) {
+    if (stopping_.load(std::memory_order_acquire)) return {nullptr, false};
+    if (gcwaiting_.load(std::memory_order_acquire)) {
+      gcstopm(m);  // until the world starts again, with a P
+      continue;
+    }
+    P* pp = m->p;
+    if (ntimers_.load(std::memory_order_relaxed) > 0) {
+      run_timers(pp, Clock::now());
+    }
+    // 1. Fairness: every 61st tick the GRQ first, one goroutine.
+    if (pp->schedtick.load(std::memory_order_relaxed) % kFairness == 0 &&
+        grq_size_.load(std::memory_order_relaxed) > 0) {
+      std::lock_guard lk(sched_);
+      if (G* gp = globrunqget(pp, 1)) return {gp, false};
+    }
+    // 2. The local queue, runnext first.
+    if (auto [gp, inherit] = pp->runq.owner().get(); gp != nullptr) {
+      return {gp, inherit};
+    }
+    // 3. The GRQ, a batch.
+    if (grq_size_.load(std::memory_order_relaxed) > 0) {
+      std::lock_guard lk(sched_);
+      if (G* gp = globrunqget(pp, 0)) return {gp, false};
+    }
+    // 4. (stage 4: the network poller)
+    // 5. Steal, if not too many Ms are spinning already.
+    int procs = gomaxprocs_.load(std::memory_order_relaxed);
+    if (m->spinning.load(std::memory_order_relaxed) ||
+        2 * nmspinning_.load(std::memory_order_seq_cst) <
+            procs - npidle_.load(std::memory_order_seq_cst)) {
+      if (!m->spinning.load(std::memory_order_relaxed)) become_spinning(m);
+      if (G* gp = steal_work(m)) return {gp, false};
+      if (gcwaiting_.load(std::memory_order_acquire)) continue;
+    }
+    // 6. Nothing: give the P back, last look at the GRQ under the lock.
+    {
+      std::lock_guard lk(sched_);
+      if (gcwaiting_.load(std::memory_order_acquire)) continue;
+      if (G* gp = globrunqget(pp, 0)) return {gp, false};
+      pidleput(releasep(m));
+    }
+    if (m->spinning.load(std::memory_order_relaxed)) {
+      // The delicate dance: stop spinning, then look at every queue again;
+      // work queued meanwhile saw nmspinning > 0 and woke nobody.
+      stop_spinning(m);
+      for (int i = 0; i < procs; ++i) {
+        if (allp_[i]->runq.stealer().empty()) continue;
+        P* idle = nullptr;
+        {
+          std::lock_guard lk(sched_);
+          idle = pidleget();
+        }
+        if (idle != nullptr) {
+          acquirep(m, idle);
+          become_spinning(m);
+        }
+        break;
+      }
+      if (m->p != nullptr) continue;
+    }
+    stopm(m);  // returns holding a P, or with none when the run stops
+    if (m->p == nullptr) return {nullptr, false};
+  }
+}
+
+// Go's stealWork: 4 rounds over every other P in a random order, taking
+// half of a victim's queue; runnext only in the last round.
+G* Runtime::steal_work(M* m) {
+  P* pp = m->p;
+  auto procs = static_cast<std::uint32_t>(
+      gomaxprocs_.load(std::memory_order_relaxed));
+  for (int round = 0; round < kStealTries; ++round) {
+    bool last = round == kStealTries - 1;
+    std::uint32_t r = static_cast<std::uint32_t>(pp->rng());
+    std::uint32_t pos = r % procs;
+    std::uint32_t inc = steal_coprimes_[(r / procs) % steal_coprimes_.size()];
+    for (std::uint32_t k = 0; k < procs; ++k, pos = (pos + inc) % procs) {
+      if (gcwaiting_.load(std::memory_order_relaxed) ||
+          stopping_.load(std::memory_order_relaxed)) {
+        return nullptr;
+      }
+      P* victim = allp_[pos].get();
+      if (victim == pp) continue;
+      if (victim->status.load(std::memory_order_relaxed) != PStatus::kRunning) {
+        continue;  // an idle P's queue is empty; a stopped one is off limits
+      }
+      PCounters::inc(pp->counters.steal_attempts);
+      G* gp = pp->runq.owner().steal(victim->runq.stealer(),
+                                     /*steal_runnext=*/last,
+                                     /*victim_running=*/true);
+      if (gp != nullptr) {
+        PCounters::inc(pp->counters.steals);
+        PCounters::inc(pp->counters.stolen, pp->runq.stealer().size() + 1);
+        return gp;
+      }
+    }
+  }
+  return nullptr;
+}
+
+void Runtime::become_spinning(M* m) {
+  m->spinning.store(true, std::memory_order_relaxed);
+  nmspinning_.fetch_add(1, std::memory_order_seq_cst);
+  m->spin_start = Clock::now();
+}
+
+void Runtime::stop_spinning(M* m) {
+  m->spinning.store(false, std::memory_order_relaxed);
+  // seq_cst: the StoreLoad of the delicate dance (runtime.h): this store
+  // is ordered before our re-reads of the queues.
+  std::int32_t before = nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+  GMP_CHECK(before > 0, "findRunnable: negative nmspinning");
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                Clock::now() - m->spin_start)
+                .count();
+  m->spinning_ns.fetch_add(static_cast<std::uint64_t>(ns),
+                           std::memory_order_relaxed);
+}
+
+// Go's resetspinning: a spinning M found work; another should spin for
+// the work that may follow.
+void Runtime::resetspinning(M* m) {
+  stop_spinning(m);
+  wakep();
+}
+
+// Go's execute: runs gp on m until it switches back. A goroutine from
+// runnext shares the time slice: the schedtick does not advance.
+void Runtime::execute(M* m, G* gp, bool inherit_time) {
+  P* pp = m->p;
+  if (inherit_time) {
+    PCounters::inc(pp->counters.runnext_hits);
+  } else {
+    pp->schedtick.store(pp->schedtick.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+  }
+  PCounters::inc(pp->counters.context_switches);
+  casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
+  gp->started = true;
+  gp->last_m.store(m->id, std::memory_order_relaxed);
+  m->curg = gp;
+  m->curg_goid.store(gp->goid, std::memory_order_relaxed);
+  m->call = stage2::MCall::kNone;
+  stage2::gogo(m, gp);
+  m->curg = nullptr;
+  m->curg_goid.store(0, std::memory_order_relaxed);
+}
+
+// Go's park_m, on g0 once gp's registers are saved: gp waits, and only
+// then is the object's lock released (stage 2's protocol 3).
+void Runtime::park_m(M* m, G* gp) {
+  Sudog<G*>* s = m->park_sudog;
+  gp->waiting = s;
+  gp->waitreason.store(m->park_reason, std::memory_order_relaxed);
+  gp->waitsince = Clock::now();
+  casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
+  if (exiting_.load(std::memory_order_seq_cst) && s->try_cancel()) {
+    // main has returned: do not park. The object's lock is still ours.
+    if (s->queue != nullptr) s->queue->remove(s);
+    gp->waiting = nullptr;
+    gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
+    casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
+    runqput(m->p, gp, /*next=*/true);  // it throws Goexit
+  } else if (m->park_reason == WaitReason::kSleep) {
+    std::lock_guard lk(sched_);
+    bool earliest = timers_.push(m->park_until, s);
+    ntimers_.fetch_add(1, std::memory_order_relaxed);
+    if (earliest && timer_m_ != nullptr && timer_m_->idle) {
+      mremove(timer_m_);  // it must sleep until the new, earlier time
+      timer_m_->park.wakeup();
+    }
+  } else {
+    nblocked_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (m->park_unlock != nullptr) m->park_unlock->unlock();
+}
+
+// Go's gosched_m: gp goes to the GRQ's tail; this M looks for work next.
+void Runtime::gosched_m(M*, G* gp) {
+  casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
+  std::lock_guard lk(sched_);
+  globrunqput(gp);
+}
+
+// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
+void Runtime::goexit0(M* m, G* gp) {
+  casgstatus(gp, GStatus::kRunning, GStatus::kDead);
+  stage2::destroy_fiber(gp);
+  gfput(m->p, gp);
+  if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      exiting_.load(std::memory_order_acquire)) {
+    all_dead_.wakeup();  // once per run: the last goroutine after main
+  }
+}
+
+// The goroutines whose sleep is over become runnable: on pp's queue, or,
+// from an M without a P, on the GRQ (its caller then takes a P for them).
+void Runtime::run_timers(P* pp, Clock::time_point now) {
+  std::vector<G*> due;
+  {
+    std::unique_lock lk(sched_, std::defer_lock);
+    if (pp != nullptr) lk.lock();  // else the caller holds it
+    while (!timers_.empty() && timers_.earliest() <= now) {
+      Sudog<G*>* s = timers_.pop();
+      ntimers_.fetch_sub(1, std::memory_order_relaxed);
+      if (!s->try_claim()) continue;  // cancelled meanwhile
+      if (pp != nullptr) {
+        due.push_back(s->g);
+        continue;
+      }
+      G* gp = s->g;
+      gp->waiting = nullptr;
+      gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
+      casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
+      globrunqput(gp);
+    }
+  }
+  for (G* gp : due) ready(gp, pp);
+}
+
+// ---- The Scheduler interface and the free functions ------------------------
+
+Sched::G Sched::current_g(const char* op) {
+  M* m = getm();
+  if (m == nullptr || m->curg == nullptr) [[unlikely]] {
+    throw UsageError(std::string(op) +
+                     " called outside a goroutine: only goroutines of a "
+                     "running stage3::Runtime may call it (start one with "
+                     "Runtime::run(main) and call it from main or from a "
+                     "goroutine started with go())");
+  }
+  return m->curg;
+}
+
+std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
+
+bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
+                 WaitReason why) {
+  return stage2::park_current(s.g, s, lock.release(), why,
+                              Clock::time_point{});
+}
+
+void Sched::ready(Sudog<G>& s) noexcept {
+  G gp = s.g;  // s may vanish once gp runs again
+  M* m = getm();
+  m->rt->ready(gp, m->p);
+}
+
+void go(std::function<void()> fn) {
+  Sched::current_g("go");
+  if (!fn) throw UsageError("go called with an empty function");
+  M* m = getm();
+  m->rt->newproc(std::move(fn), m->p);
+}
+
+void yield() {
+  G* gp = Sched::current_g("yield");
+  M* m = getm();
+  if (m->rt->exiting_.load(std::memory_order_relaxed)) throw Goexit{};
+  m->call = stage2::MCall::kGosched;
+  stage2::mcall(m, gp);
+}
+
+void sleep_for(std::chrono::nanoseconds d) {
+  G* gp = Sched::current_g("sleep_for");
+  if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
+  Clock::time_point now = Clock::now();
+  Clock::time_point until = d < Clock::time_point::max() - now
+                                ? now + d
+                                : Clock::time_point::max();
+  Sudog<G*> s(gp, gp->goid);
+  if (!stage2::park_current(gp, s, nullptr, WaitReason::kSleep, until)) {
+    throw Goexit{};
+  }
+}
+
+int gomaxprocs(int n) {
+  Sched::current_g("gomaxprocs");
+  M* m = getm();
+  if (n > kMaxProcs || n < 0) {
+    throw ConfigError("gomaxprocs(" + std::to_string(n) +
+                      ") is invalid: it must be between 1 and " +
+                      std::to_string(kMaxProcs) + ", or 0 to ask");
+  }
+  return m->rt->set_gomaxprocs(m, n);
+}
+
+}  // namespace gmp::stage3

@@ -1,0 +1,139 @@
+// Stage 3: stopping the world, and changing GOMAXPROCS while running (Go's
+// stopTheWorldWithSema, gcstopm, startTheWorldWithSema, procresize,
+// runtime.GOMAXPROCS).
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include "common/check.h"
+#include "stage3_gmp/runtime.h"
+
+namespace gmp::stage3 {
+
+using Clock = std::chrono::steady_clock;
+
+// Go's stopTheWorldWithSema, called by a goroutine on m: every P stops.
+// Idle Ps are taken at once; Ms holding one give it up at their next
+// scheduling point (gcstopm). Returns once every P is stopped.
+void Runtime::stop_the_world(M* m) {
+  worldsema_.lock();  // one stop at a time
+  std::unique_lock lk(sched_);
+  gcwaiting_.store(true, std::memory_order_seq_cst);
+  stopwait_ = gomaxprocs_.load(std::memory_order_relaxed);
+  m->p->status.store(PStatus::kStopped, std::memory_order_relaxed);
+  --stopwait_;
+  while (P* pp = pidleget()) {
+    pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
+    --stopwait_;
+  }
+  bool wait = stopwait_ > 0;
+  stopnote_.clear();
+  lk.unlock();
+  if (wait) stopnote_.sleep();
+  lk.lock();
+  GMP_CHECK(stopwait_ == 0, "stopTheWorld: not stopped");
+}
+
+// Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
+// world starts again and hands it a P.
+void Runtime::gcstopm(M* m) {
+  if (m->spinning.load(std::memory_order_relaxed)) stop_spinning(m);
+  {
+    std::lock_guard lk(sched_);
+    P* pp = releasep(m);
+    pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
+    if (--stopwait_ == 0) stopnote_.wakeup();
+  }
+  stopm(m);
+}
+
+// Go's startTheWorldWithSema: resizes to `newprocs` Ps if nonzero, then
+// every P with work gets an M, the others go idle.
+void Runtime::start_the_world(M* m, int newprocs) {
+  std::vector<P*> need_new_m;
+  {
+    std::lock_guard lk(sched_);
+    if (newprocs > 0) procresize(m, newprocs);
+    gcwaiting_.store(false, std::memory_order_seq_cst);
+    m->p->status.store(PStatus::kRunning, std::memory_order_relaxed);
+    int procs = gomaxprocs_.load(std::memory_order_relaxed);
+    for (int i = procs - 1; i >= 0; --i) {
+      P* pp = allp_[i].get();
+      if (pp == m->p) continue;
+      if (pp->runq.stealer().empty()) {
+        pidleput(pp);
+      } else if (M* idle = mget()) {  // Go prefers the P's last M; any will do
+        idle->nextp = pp;
+        ++stats_.wakeups;
+        idle->park.wakeup();
+      } else {
+        ++mcount_;
+        need_new_m.push_back(pp);
+      }
+    }
+  }
+  for (P* pp : need_new_m) newm(pp, /*spinning=*/false);
+  worldsema_.unlock();
+  wakep();  // work that waited in the GRQ
+}
+
+// Go's procresize, with the world stopped and sched_ held: n Ps. Removed
+// Ps hand their goroutines to the GRQ and their free Gs to the global
+// list; the caller's M moves to P 0 if its own P goes. New and kept Ps are
+// left stopped, for start_the_world to hand out. m may be null (no caller
+// P: the first resize of a run).
+void Runtime::procresize(M* m, int n) {
+  int old = gomaxprocs_.load(std::memory_order_relaxed);
+  while (static_cast<int>(allp_.size()) < n) {
+    allp_.push_back(std::make_unique<P>(static_cast<int>(allp_.size())));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (m == nullptr || allp_[i].get() != m->p) {
+      allp_[i]->status.store(PStatus::kStopped, std::memory_order_relaxed);
+    }
+  }
+  for (int i = n; i < old; ++i) {  // removed Ps: none of their work is lost
+    P* pp = allp_[i].get();
+    while (G* gp = pp->runq.owner().get().first) globrunqput(gp);
+    while (G* gp = pp->gfree) {
+      pp->gfree = gp->schedlink;
+      gp->schedlink = gfree_;
+      gfree_ = gp;
+      ngfree_.fetch_add(1, std::memory_order_relaxed);
+    }
+    pp->gfreecnt.store(0, std::memory_order_relaxed);
+    pp->status.store(PStatus::kDead, std::memory_order_relaxed);
+  }
+  if (m != nullptr && m->p->id >= n) {  // the caller's own P went
+    releasep(m);
+    acquirep(m, allp_[0].get());
+    allp_[0]->status.store(PStatus::kStopped, std::memory_order_relaxed);
+  }
+  gomaxprocs_.store(n, std::memory_order_relaxed);
+  steal_coprimes_.clear();  // Go's stealOrder.reset: every i coprime to n
+  for (int i = 1; i <= n; ++i) {
+    if (std::gcd(i, n) == 1) steal_coprimes_.push_back(static_cast<std::uint32_t>(i));
+  }
+}
+
+// Go's runtime.GOMAXPROCS(n), on a goroutine: stop the world, resize,
+// start it again; the pause is measured.
+int Runtime::set_gomaxprocs(M* m, int n) {
+  int old = gomaxprocs_.load(std::memory_order_relaxed);
+  if (n == 0 || n == old) return old;
+  auto start = Clock::now();
+  stop_the_world(m);
+  start_the_world(m, n);
+  auto pause = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
+          .count());
+  std::lock_guard lk(sched_);
+  ++stats_.stw_pauses;
+  stats_.stw_pause_ns += pause;
+  stats_.stw_max_pause_ns = std::max(stats_.stw_max_pause_ns, pause);
+  return old;
+}
+
+}  // namespace gmp::stage3
