@@ -7,11 +7,12 @@
 #include "benchmarks/workloads.h"
 #include "stage1_threadpool/api.h"
 #include "stage2_global_queue/api.h"
+#include "stage3_gmp/api.h"
 
 namespace gmp::bench {
 
 /// Every stage present, in course order.
-using Stages = std::tuple<stage1::Api, stage2::Api>;
+using Stages = std::tuple<stage1::Api, stage2::Api, stage3::Api>;
 
 /// Every workload of workloads.h.
 using Workloads = std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn>;

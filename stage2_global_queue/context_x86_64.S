@@ -37,15 +37,24 @@ gmp_context_switch:
         stmxcsr CTX_MXCSR(%rdi)
         fnstcw  CTX_X87CW(%rdi)
 
-        /* 4. Load the other context, in the same order. */
+        /* 4. Load the other context, in the same order. ldmxcsr and fldcw
+         *    stall the pipeline, so each is skipped when the value is the
+         *    one just saved (nearly always: few programs change them). */
         movq    CTX_RBX(%rsi), %rbx
         movq    CTX_RBP(%rsi), %rbp
         movq    CTX_R12(%rsi), %r12
         movq    CTX_R13(%rsi), %r13
         movq    CTX_R14(%rsi), %r14
         movq    CTX_R15(%rsi), %r15
+        movl    CTX_MXCSR(%rsi), %eax
+        cmpl    CTX_MXCSR(%rdi), %eax
+        je      1f
         ldmxcsr CTX_MXCSR(%rsi)
+1:      movzwl  CTX_X87CW(%rsi), %eax
+        cmpw    CTX_X87CW(%rdi), %ax
+        je      2f
         fldcw   CTX_X87CW(%rsi)
+2:
 
         /* 5. Switch stacks and continue where that context stopped: as if
          *    its own call to gmp_context_switch returned. */

@@ -1,6 +1,18 @@
 #include "stage2_global_queue/g.h"
 
+#include <string>
+
+#include "common/check.h"
+
 namespace gmp::stage2 {
+
+void bad_gstatus(const G* gp, GStatus seen, GStatus from,
+                 GStatus to) noexcept {
+  fatal("casgstatus: goroutine " + std::to_string(gp->goid) + " is " +
+        std::string(to_string(seen)) + ", expected " +
+        std::string(to_string(from)) + " (to make it " +
+        std::string(to_string(to)) + ")");
+}
 
 std::string_view to_string(GStatus s) noexcept {
   switch (s) {

@@ -32,6 +32,11 @@ enum class GStatus : std::uint8_t { kIdle, kRunnable, kRunning, kWaiting, kDead 
 /// Go's name for a state ("runnable"), for reports.
 std::string_view to_string(GStatus s) noexcept;
 
+/// The fatal error of a casgstatus that found `seen` instead of `from`
+/// (out of line, so that the check itself stays a compare and a branch).
+[[noreturn]] void bad_gstatus(const struct G* gp, GStatus seen, GStatus from,
+                              GStatus to) noexcept;
+
 /// A goroutine: its stack, its saved registers, its function and its
 /// scheduling state. Lives in Runtime::allgs_ from creation to the
 /// runtime's destruction; reused (with its stack) after it dies.

@@ -36,6 +36,10 @@ struct MCore {
   std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
   bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
 
+  /// This thread's C++ exception-handling globals (__cxa_get_globals()),
+  /// looked up once: they belong to the thread, and an M is one thread.
+  void* eh_globals = nullptr;
+
   // Sanitizer and signal bookkeeping.
   void* tsan_g0_fiber = nullptr;       ///< ThreadSanitizer's fiber for g0
   void* asan_g0_fake_stack = nullptr;  ///< AddressSanitizer's, for g0

@@ -130,10 +130,7 @@ void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
   if (!gp->atomicstatus.compare_exchange_strong(seen, to,
                                                 std::memory_order_acq_rel))
       [[unlikely]] {
-    fatal("casgstatus: goroutine " + std::to_string(gp->goid) + " is " +
-          std::string(to_string(seen)) + ", expected " +
-          std::string(to_string(from)) + " (to make it " +
-          std::string(to_string(to)) + ")");
+    bad_gstatus(gp, seen, from, to);
   }
 }
 

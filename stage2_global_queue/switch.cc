@@ -27,36 +27,25 @@ struct EhGlobals {
   unsigned int uncaught_exceptions;
 };
 
-// __cxa_get_globals() is declared const, so, like getm() (tls.h), it is
-// called through an opaque function: a goroutine that moved to another
-// thread must get that thread's state, not a cached address.
-#if defined(__clang__)
-__attribute__((noinline))
-#else
-__attribute__((noinline, noipa))
-#endif
-EhGlobals* eh_globals() noexcept {
-  asm volatile("" ::: "memory");
-  return reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
-}
-
 // Leaving a goroutine for g0: keep its exception state, and give the thread
 // g0's (always empty: the scheduler handles no exception across a switch).
-void save_eh(G* gp) noexcept {
-  EhGlobals* eh = eh_globals();
+void save_eh(MCore* m, G* gp) noexcept {
+  auto* eh = static_cast<EhGlobals*>(m->eh_globals);
   gp->eh = {eh->caught_exceptions, eh->uncaught_exceptions};
   *eh = EhGlobals{nullptr, 0};
 }
 
-// Back in the goroutine, on whatever thread it resumed on.
+// Back in the goroutine, on whatever thread it resumed on: that thread's
+// M, looked up afresh (getm_core is opaque, tls.h), holds its pointer.
 void restore_eh(const G* gp) noexcept {
-  *eh_globals() = EhGlobals{gp->eh.caught_exceptions,
-                            gp->eh.uncaught_exceptions};
+  *static_cast<EhGlobals*>(getm_core()->eh_globals) =
+      EhGlobals{gp->eh.caught_exceptions, gp->eh.uncaught_exceptions};
 }
 
 }  // namespace
 
 void init_g0(MCore* m) noexcept {
+  m->eh_globals = abi::__cxa_get_globals();  // on the M's own thread
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     void* lo = nullptr;
@@ -99,7 +88,7 @@ void gogo(MCore* m, G* gp) noexcept {
 }
 
 void mcall(MCore* m, G* gp) noexcept {
-  save_eh(gp);
+  save_eh(m, gp);
 #if GMP_ASAN
   __sanitizer_start_switch_fiber(&gp->asan_fake_stack, m->g0_stack_lo,
                                  m->g0_stack_size);
@@ -116,7 +105,7 @@ void mcall(MCore* m, G* gp) noexcept {
 }
 
 void mcall_exit(MCore* m, G* gp) noexcept {
-  save_eh(gp);  // empty by now: the goroutine left every catch block
+  save_eh(m, gp);  // empty by now: the goroutine left every catch block
 #if GMP_ASAN
   // null: this fiber is leaving for good; ASan frees its fake stack.
   __sanitizer_start_switch_fiber(nullptr, m->g0_stack_lo, m->g0_stack_size);

@@ -120,19 +120,19 @@ void Runtime::gfput(P* pp, G* gp) {
 }
 
 // Go's casgstatus: the status changes from `from` to `to`, or the program
-// ends (a broken invariant).
+// ends (a broken invariant). Every change has exactly one writer: the
+// goroutine's own M (running -> anything), the M that took it from a queue
+// (runnable -> running), or the one that claimed its sudog (waiting ->
+// runnable). So a checked load and store suffice, where Go needs a CAS
+// because its garbage collector also marks statuses while scanning.
 void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
-  GStatus seen = from;
-  // acq_rel: release publishes what the goroutine's owner wrote before the
-  // change (readgstatus pairs with it); acquire sees the previous owner's.
-  if (!gp->atomicstatus.compare_exchange_strong(seen, to,
-                                                std::memory_order_acq_rel))
-      [[unlikely]] {
-    fatal("casgstatus: goroutine " + std::to_string(gp->goid) + " is " +
-          std::string(to_string(seen)) + ", expected " +
-          std::string(to_string(from)) + " (to make it " +
-          std::string(to_string(to)) + ")");
-  }
+  // relaxed: the writer that made it `from` handed gp to us through a
+  // queue or a lock, which ordered that write before this read.
+  GStatus seen = gp->atomicstatus.load(std::memory_order_relaxed);
+  if (seen != from) [[unlikely]] bad_gstatus(gp, seen, from, to);
+  // release: publishes what was written before the change (readgstatus
+  // pairs with it).
+  gp->atomicstatus.store(to, std::memory_order_release);
 }
 
 // ---- Run queues --------------------------------------------------------------
@@ -160,10 +160,13 @@ void Runtime::globrunqputbatch(G* const* gs, std::uint32_t n) {
     (grq_tail_ != nullptr ? grq_tail_->schedlink : grq_head_) = gp;
     grq_tail_ = gp;
   }
-  auto size = static_cast<std::size_t>(
-      grq_size_.fetch_add(static_cast<std::int32_t>(n),
-                          std::memory_order_relaxed) + n);
-  stats_.max_queue_len = std::max(stats_.max_queue_len, size);
+  // A load and a store, not an atomic add: only holders of sched_ write
+  // it; the atomic is for readers without the lock.
+  std::int32_t size = grq_size_.load(std::memory_order_relaxed) +
+                      static_cast<std::int32_t>(n);
+  grq_size_.store(size, std::memory_order_relaxed);
+  stats_.max_queue_len =
+      std::max(stats_.max_queue_len, static_cast<std::size_t>(size));
 }
 
 // Go's globrunqget (1.19): a batch from the GRQ's head, of
@@ -178,7 +181,8 @@ G* Runtime::globrunqget(P* pp, std::uint32_t max) {
   std::uint32_t n = std::min(size / procs + 1, size);
   if (max > 0) n = std::min(n, max);
   n = std::min<std::uint32_t>(n, LocalRunQueue<256>::kCapacity / 2);
-  grq_size_.fetch_sub(static_cast<std::int32_t>(n), std::memory_order_relaxed);
+  grq_size_.store(static_cast<std::int32_t>(size - n),
+                  std::memory_order_relaxed);  // sched_ held: see above
   auto pop = [this] {
     G* gp = grq_head_;
     grq_head_ = gp->schedlink;

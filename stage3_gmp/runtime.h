@@ -15,7 +15,8 @@
 //     runnext; the goroutine displaced from runnext goes to its queue;
 //   - a full queue moves its oldest half, plus the new one, to the GRQ in
 //     one batch (runqputslow);
-//   - yield() puts the goroutine at the GRQ's tail (Go's Gosched);
+//   - yield() puts the goroutine at the local queue's tail (the notes'
+//     Gosched; Go's own Gosched uses the GRQ, Go's goyield the local queue);
 //   - the runnext goroutine inherits the current time slice.
 //
 // Where an M looks for work (findRunnable, the notes' order):
@@ -273,8 +274,9 @@ void goroutine_entry(void* arg) noexcept;
 /// Goroutine only; errors as in stage 2.
 void go(std::function<void()> fn);
 
-/// Go's runtime.Gosched: the goroutine goes to the GRQ's tail and another
-/// runs. Goroutine only; throws gmp::Goexit once main has returned.
+/// Lets another goroutine run: the caller goes to the tail of its P's run
+/// queue (the notes' Gosched; Go's goyield). Goroutine only; throws
+/// gmp::Goexit once main has returned.
 void yield();
 
 /// Parks the calling goroutine for at least `d` (Go's time.Sleep).

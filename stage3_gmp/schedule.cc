@@ -266,11 +266,13 @@ void Runtime::park_m(M* m, G* gp) {
   if (m->park_unlock != nullptr) m->park_unlock->unlock();
 }
 
-// Go's gosched_m: gp goes to the GRQ's tail; this M looks for work next.
-void Runtime::gosched_m(M*, G* gp) {
+// yield(): gp goes to the tail of this P's queue (the GRQ only if that is
+// full), as the notes describe it and as Go's internal goyield does; Go's
+// runtime.Gosched sends it to the GRQ instead, taking the global lock.
+// Either way this M looks for work next, and fairness is the 61-tick rule.
+void Runtime::gosched_m(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
-  std::lock_guard lk(sched_);
-  globrunqput(gp);
+  runqput(m->p, gp, /*next=*/false);
 }
 
 // Go's goexit0: gp is dead; it and its stack go to this P's free cache.
@@ -311,17 +313,26 @@ void Runtime::run_timers(P* pp, Clock::time_point now) {
 
 // ---- The Scheduler interface and the free functions ------------------------
 
-Sched::G Sched::current_g(const char* op) {
-  M* m = getm();
-  if (m == nullptr || m->curg == nullptr) [[unlikely]] {
-    throw UsageError(std::string(op) +
-                     " called outside a goroutine: only goroutines of a "
-                     "running stage3::Runtime may call it (start one with "
-                     "Runtime::run(main) and call it from main or from a "
-                     "goroutine started with go())");
-  }
-  return m->curg;
+namespace {
+
+[[noreturn]] void not_in_a_goroutine(const char* op) {
+  throw UsageError(std::string(op) +
+                   " called outside a goroutine: only goroutines of a "
+                   "running stage3::Runtime may call it (start one with "
+                   "Runtime::run(main) and call it from main or from a "
+                   "goroutine started with go())");
 }
+
+// The calling goroutine's M (one opaque TLS read), or gmp::UsageError.
+M* current_m(const char* op) {
+  M* m = getm();
+  if (m == nullptr || m->curg == nullptr) [[unlikely]] not_in_a_goroutine(op);
+  return m;
+}
+
+}  // namespace
+
+Sched::G Sched::current_g(const char* op) { return current_m(op)->curg; }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
@@ -338,18 +349,16 @@ void Sched::ready(Sudog<G>& s) noexcept {
 }
 
 void go(std::function<void()> fn) {
-  Sched::current_g("go");
+  M* m = current_m("go");
   if (!fn) throw UsageError("go called with an empty function");
-  M* m = getm();
   m->rt->newproc(std::move(fn), m->p);
 }
 
 void yield() {
-  G* gp = Sched::current_g("yield");
-  M* m = getm();
+  M* m = current_m("yield");
   if (m->rt->exiting_.load(std::memory_order_relaxed)) throw Goexit{};
   m->call = stage2::MCall::kGosched;
-  stage2::mcall(m, gp);
+  stage2::mcall(m, m->curg);
 }
 
 void sleep_for(std::chrono::nanoseconds d) {
@@ -366,8 +375,7 @@ void sleep_for(std::chrono::nanoseconds d) {
 }
 
 int gomaxprocs(int n) {
-  Sched::current_g("gomaxprocs");
-  M* m = getm();
+  M* m = current_m("gomaxprocs");
   if (n > kMaxProcs || n < 0) {
     throw ConfigError("gomaxprocs(" + std::to_string(n) +
                       ") is invalid: it must be between 1 and " +
