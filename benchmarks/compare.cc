@@ -67,7 +67,11 @@ void print_table(int procs, int items) {
   for_each_type<Workloads>([&]<class W>() {
     std::printf("%-16s", W::kName);
     for_each_type<Stages>([&]<class Api>() {
-      std::printf(" %18s", human(ns_per_item<Api, W>(procs, items)).c_str());
+      if constexpr (runs_on<W, Api>()) {
+        std::printf(" %18s", human(ns_per_item<Api, W>(procs, items)).c_str());
+      } else {
+        std::printf(" %18s", "-");
+      }
     });
     bool spawn = std::string(W::kName) == SpawnJoin::kName;
     std::printf(" %18s\n", spawn ? human(os_thread_spawn_ns(items)).c_str() : "-");

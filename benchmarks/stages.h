@@ -15,7 +15,8 @@ namespace gmp::bench {
 using Stages = std::tuple<stage1::Api, stage2::Api, stage3::Api>;
 
 /// Every workload of workloads.h.
-using Workloads = std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn>;
+using Workloads =
+    std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn, Skynet>;
 
 /// Calls f.template operator()<T>() for every type T of the tuple Types.
 template <class Types, class F>

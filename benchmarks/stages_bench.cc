@@ -9,6 +9,7 @@
 
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "benchmarks/context_switch_bench.h"
@@ -18,9 +19,16 @@ namespace gmp::bench {
 namespace {
 
 constexpr int kItems = 1000;  // goroutines, round trips or jobs per iteration
+constexpr int kSkynetLeaves = 1'000'000;  // the original skynet
+
+template <class W>
+constexpr int items_of() {
+  return std::is_same_v<W, Skynet> ? kSkynetLeaves : kItems;
+}
 
 template <class Api, class W>
 void run_workload(benchmark::State& state) {
+  constexpr int kItems = items_of<W>();
   const int procs = procs_for<Api>(static_cast<int>(state.range(0)),
                                    W::kMaxBlocked);
   auto stats = run_with<Api>(procs, [&] {
@@ -57,11 +65,14 @@ void spawn_join_os_threads(benchmark::State& state) {
 void register_all() {
   for_each_type<Workloads>([]<class W>() {
     for_each_type<Stages>([]<class Api>() {
-      std::string name = std::string(W::kName) + "/" + std::string(Api::kName);
-      benchmark::RegisterBenchmark(name.c_str(), run_workload<Api, W>)
-          ->ArgName("procs")
-          ->Arg(1)->Arg(2)->Arg(4)->Arg(8)
-          ->UseRealTime();
+      if constexpr (runs_on<W, Api>()) {
+        std::string name =
+            std::string(W::kName) + "/" + std::string(Api::kName);
+        auto* b = benchmark::RegisterBenchmark(name.c_str(),
+                                               run_workload<Api, W>);
+        b->ArgName("procs")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseRealTime();
+        if (std::is_same_v<W, Skynet>) b->Unit(benchmark::kMillisecond);
+      }
     });
   });
   benchmark::RegisterBenchmark("spawn+join/os_thread_per_goroutine",

@@ -10,6 +10,7 @@
 
 #include <optional>
 
+#include "common/check.h"
 #include "common/stage_api.h"
 
 namespace gmp::bench {
@@ -97,5 +98,54 @@ struct FanOutIn {
     (void)sum;
   }
 };
+
+/// The skynet benchmark: a 10-ary tree of goroutines, n leaves (a power of
+/// 10; 1,000,000 in the original, so 1,111,111 goroutines), each leaf
+/// sending its number up an unbuffered channel, each inner node summing
+/// its children's. Measures spawning, parking and hand-offs at scale.
+/// Needs green threads: on stage 1 every waiting node would be a thread.
+struct Skynet {
+  static constexpr const char* kName = "skynet";
+  static constexpr int kMaxBlocked = 0;  // not run where that matters
+  static constexpr bool kGreenThreadsOnly = true;
+  template <StageApi Api>
+  static void run(int n) {
+    long p = 1;
+    while (p < n) p *= 10;
+    GMP_CHECK(p == n, "skynet: the number of leaves must be a power of 10");
+    typename Api::template Chan<long> out;
+    Api::go([&out, n] { node<Api>(out, 0, n); });
+    long sum = *out.recv();
+    GMP_CHECK(sum == static_cast<long>(n) * (n - 1) / 2, "skynet: wrong sum");
+  }
+
+ private:
+  template <StageApi Api>
+  static void node(typename Api::template Chan<long>& out, long num,
+                   long size) {
+    if (size == 1) {
+      out.send(num);
+      return;
+    }
+    typename Api::template Chan<long> children;  // lives until all sent
+    for (long i = 0; i < 10; ++i) {
+      long sub = num + i * (size / 10);
+      Api::go([&children, sub, size] { node<Api>(children, sub, size / 10); });
+    }
+    long sum = 0;
+    for (int i = 0; i < 10; ++i) sum += *children.recv();
+    out.send(sum);
+  }
+};
+
+/// Whether workload W can run on stage Api (skynet needs green threads).
+template <class W, StageApi Api>
+constexpr bool runs_on() {
+  if constexpr (requires { W::kGreenThreadsOnly; }) {
+    return !Api::kBlockingHoldsThread;
+  } else {
+    return true;
+  }
+}
 
 }  // namespace gmp::bench

@@ -1,10 +1,21 @@
 #include "stage2_global_queue/g.h"
 
+#include <time.h>
+
 #include <string>
 
 #include "common/check.h"
 
 namespace gmp::stage2 {
+
+std::chrono::steady_clock::time_point coarse_now() noexcept {
+  // CLOCK_MONOTONIC_COARSE counts from the same origin as CLOCK_MONOTONIC,
+  // which libstdc++'s steady_clock reads.
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return std::chrono::steady_clock::time_point(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
 
 void bad_gstatus(const G* gp, GStatus seen, GStatus from,
                  GStatus to) noexcept {

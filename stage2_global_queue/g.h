@@ -29,6 +29,11 @@ struct M;
 /// old state and fails loudly if it is not the expected one.
 enum class GStatus : std::uint8_t { kIdle, kRunnable, kRunning, kWaiting, kDead };
 
+/// steady_clock's time, read from the kernel's coarse clock: a few
+/// milliseconds of resolution, at a fraction of the cost of a precise read.
+/// For timestamps that only reports show (G::waitsince), taken on every park.
+std::chrono::steady_clock::time_point coarse_now() noexcept;
+
 /// Go's name for a state ("runnable"), for reports.
 std::string_view to_string(GStatus s) noexcept;
 
@@ -62,7 +67,7 @@ struct G {
   // Written by the goroutine's own M before it publishes a new status.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped
   Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
-  std::chrono::steady_clock::time_point waitsince;  ///< since when
+  std::chrono::steady_clock::time_point waitsince;  ///< since (coarse_now)
   // Read by reports (schedtrace, deadlock) while the goroutine runs on:
   // relaxed atomics, since a report may show a value a moment old.
   std::atomic<WaitReason> waitreason{WaitReason::kNone};  ///< why kWaiting

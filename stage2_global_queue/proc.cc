@@ -267,7 +267,7 @@ void Runtime::park_m(M* m, G* gp) {
     } else {
       gp->waiting = s;
       gp->waitreason.store(m->park_reason, std::memory_order_relaxed);
-      gp->waitsince = Clock::now();
+      gp->waitsince = coarse_now();
       casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
       if (m->park_reason != WaitReason::kSleep) {
         ++nblocked_;

@@ -243,7 +243,7 @@ void Runtime::park_m(M* m, G* gp) {
   Sudog<G*>* s = m->park_sudog;
   gp->waiting = s;
   gp->waitreason.store(m->park_reason, std::memory_order_relaxed);
-  gp->waitsince = Clock::now();
+  gp->waitsince = stage2::coarse_now();
   casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
   if (exiting_.load(std::memory_order_seq_cst) && s->try_cancel()) {
     // main has returned: do not park. The object's lock is still ours.
