@@ -1,10 +1,20 @@
 // Stage 3's tests: the behaviour every stage must have (testing/), then
-// what stage 3 adds.
+// what stage 3 adds: fairness, stealing, no lost wake-ups, GOMAXPROCS
+// changes, and the schedtrace format.
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "stage3_gmp/api.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
+#include "testing/helpers.h"
 
 namespace gmp::testing {
 
@@ -12,3 +22,197 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiSuite, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiDeathTest, stage3::Api);
 
 }  // namespace gmp::testing
+
+namespace gmp::stage3 {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Config procs(int n) {
+  Config c;
+  c.procs = n;
+  c.debug = "";  // whatever GMP_DEBUG says
+  return c;
+}
+
+// Fairness (the 61-tick rule): goroutines that overflowed to the GRQ run
+// even though the local queue is never empty. Without the rule they would
+// wait until the busy goroutines stop (here: until they give up, 10 s).
+TEST(Stage3Test, TheGlobalQueueRunsWhileTheLocalQueueStaysBusy) {
+  constexpr int kBusy = 4, kMarkers = 300;  // > 256: the queue overflows
+  std::atomic<int> markers_run{0};
+  std::atomic<bool> gave_up{false};
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  Runtime rt(procs(1));
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(kBusy);
+    for (int b = 0; b < kBusy; ++b) {
+      go([&] {  // always runnable: the local queue is never empty
+        while (markers_run.load() < kMarkers) {
+          if (Clock::now() > deadline) {
+            gave_up.store(true);
+            break;
+          }
+          yield();
+        }
+        wg.done();
+      });
+    }
+    for (int i = 0; i < kMarkers; ++i) go([&] { markers_run.fetch_add(1); });
+    wg.wait();
+  });
+  EXPECT_FALSE(gave_up.load()) << "goroutines in the GRQ starved";
+  EXPECT_EQ(markers_run.load(), kMarkers);
+  Stats s = rt.stats();
+  EXPECT_GE(s.runq_overflows, 1u);
+  EXPECT_GE(s.grq_takes, 1u);
+}
+
+// One P loaded, the other idle: the idle one steals half of the queue.
+TEST(Stage3Test, AnIdlePStealsFromALoadedOne) {
+  constexpr int kGoroutines = 64;
+  std::vector<std::atomic<int>> ran_on(kGoroutines);
+  Runtime rt(procs(2));
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(kGoroutines);
+    for (int i = 0; i < kGoroutines; ++i) {
+      go([&, i] {  // all start on main's P
+        auto until = Clock::now() + std::chrono::microseconds(500);
+        while (Clock::now() < until) {
+        }
+        ran_on[i].store(getm()->p->id);
+        wg.done();
+      });
+    }
+    wg.wait();
+  });
+  std::set<int> ps;
+  for (auto& p : ran_on) ps.insert(p.load());
+  EXPECT_EQ(ps.size(), 2u) << "all goroutines ran on one P";
+  Stats s = rt.stats();
+  EXPECT_GE(s.steals, 1u);
+  EXPECT_GE(s.stolen, s.steals);
+  EXPECT_GE(s.steal_attempts, s.steals);
+}
+
+// No lost wake-ups: a goroutine made runnable while every M is parking or
+// parked always runs. Many rounds with random timing; a lost one would
+// hang the round (bounded here) or trip checkdead's invariant check.
+TEST(Stage3StressTest, AGoroutineReadiedWhileMsParkAlwaysRuns) {
+  unsigned seed = static_cast<unsigned>(
+      ::testing::UnitTest::GetInstance()->random_seed());
+  std::mt19937 rng(seed + 17);
+  for (int round = 0; round < 200; ++round) {
+    int nprocs = 1 + static_cast<int>(rng() % 4);
+    auto pause = std::chrono::microseconds(rng() % 200);
+    std::atomic<int> ran{0};
+    Runtime rt(procs(nprocs));
+    rt.run([&] {
+      Chan<int> ch;
+      WaitGroup wg;
+      wg.add(3);
+      for (int g = 0; g < 3; ++g) {
+        go([&, pause] {
+          sleep_for(pause);      // every M may park meanwhile
+          ch.send(1);            // readies main, or parks
+          ran.fetch_add(1);
+          wg.done();
+        });
+      }
+      for (int g = 0; g < 3; ++g) (void)ch.recv();
+      wg.wait();
+    });
+    ASSERT_EQ(ran.load(), 3) << "round " << round;
+  }
+}
+
+// GOMAXPROCS changes while goroutines run: the world stops, Ps come and
+// go, and no goroutine is lost or run twice.
+TEST(Stage3Test, GomaxprocsChangesWhileRunningLoseNothing) {
+  constexpr int kGoroutines = 2000;
+  std::vector<std::atomic<int>> runs(kGoroutines);
+  std::vector<int> seen;
+  Runtime rt(procs(4));
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(kGoroutines);
+    for (int i = 0; i < kGoroutines; ++i) {
+      go([&, i] {
+        yield();
+        runs[i].fetch_add(1);
+        wg.done();
+      });
+      if (i == 500) seen.push_back(gomaxprocs(1));   // 4 -> 1
+      if (i == 1000) seen.push_back(gomaxprocs(3));  // 1 -> 3
+      if (i == 1500) seen.push_back(gomaxprocs(2));  // 3 -> 2
+    }
+    wg.wait();
+    seen.push_back(gomaxprocs());
+  });
+  EXPECT_EQ(seen, (std::vector<int>{4, 1, 3, 2}));
+  for (int i = 0; i < kGoroutines; ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+  Stats s = rt.stats();
+  EXPECT_EQ(s.stw_pauses, 3u);
+  EXPECT_GT(s.stw_max_pause_ns, 0u);
+  EXPECT_TRUE(gmp::testing::conserved(s));
+}
+
+TEST(Stage3Test, GomaxprocsRejectsOutOfRangeValues) {
+  Runtime rt(procs(2));
+  rt.run([&] {
+    EXPECT_THROW(gomaxprocs(kMaxProcs + 1), ConfigError);
+    EXPECT_THROW(gomaxprocs(-1), ConfigError);
+    EXPECT_EQ(gomaxprocs(), 2);  // unchanged
+  });
+  EXPECT_THROW(gomaxprocs(2), UsageError);  // not from a plain thread
+}
+
+// ---- schedtrace ---------------------------------------------------------------
+
+TEST(Stage3Test, SchedtraceLinesHaveGosFormat) {
+  Runtime rt(procs(2));
+  std::string summary, detail;
+  rt.run([&] {
+    Chan<int> ch;
+    go([&] { (void)ch.recv(); });
+    gmp::testing::wait_until_blocked<Api>(rt, 1);
+    summary = rt.schedtrace(false);
+    detail = rt.schedtrace(true);
+    ch.send(1);
+  });
+  EXPECT_TRUE(std::regex_match(
+      summary,
+      std::regex("SCHED [0-9]+ms: gomaxprocs=2 idleprocs=[0-9]+ threads=[0-9]+ "
+                 "spinningthreads=[0-9]+ idlethreads=[0-9]+ runqueue=[0-9]+ "
+                 "\\[[0-9]+ [0-9]+\\]\n")))
+      << summary;
+  std::regex lines(
+      "SCHED [0-9]+ms: gomaxprocs=2 .* gcwaiting=0 nmidlelocked=0 "
+      "stopwait=[0-9]+ sysmonwait=0\n"
+      "(  P[0-9]+: status=[0-9] schedtick=[0-9]+ syscalltick=0 m=([0-9]+|nil) "
+      "runqsize=[0-9]+ gfreecnt=[0-9]+ timerslen=0\n){2}"
+      "(  M[0-9]+: p=([0-9]+|nil) curg=([0-9]+|nil) mallocing=0 throwing=0 "
+      "preemptoff= locks=0 dying=0 spinning=(true|false) "
+      "blocked=(true|false) lockedg=nil\n)+"
+      "(  G[0-9]+: status=[0-9]\\([a-z .A-Z]*\\) m=([0-9]+|nil) "
+      "lockedm=nil\n)+");
+  EXPECT_TRUE(std::regex_match(detail, lines)) << detail;
+  EXPECT_NE(detail.find("status=4(chan receive)"), std::string::npos)
+      << detail;
+}
+
+TEST(Stage3Test, GmpDebugPrintsSchedtraceEveryPeriod) {
+  Config c = procs(2);
+  c.debug = "schedtrace=5";
+  Runtime rt(c);
+  ::testing::internal::CaptureStderr();
+  rt.run([] { sleep_for(std::chrono::milliseconds(60)); });
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("SCHED "), std::string::npos) << err;
+  EXPECT_NE(err.find("gomaxprocs=2"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace gmp::stage3
