@@ -48,6 +48,16 @@ void run_workload(benchmark::State& state) {
         lock.acquisitions == 0 ? 0.0 : 100.0 * lock.contended / lock.acquisitions;
     state.counters["lockwait_ns/op"] = static_cast<double>(lock.wait_ns) / ops;
   }
+  if constexpr (requires { stats.steals; }) {  // Ps with local queues
+    state.counters["steals"] = static_cast<double>(stats.steals);
+    state.counters["stolen/op"] = static_cast<double>(stats.stolen) / ops;
+    state.counters["runnext/op"] =
+        static_cast<double>(stats.runnext_hits) / ops;
+    state.counters["grq_taken/op"] =
+        static_cast<double>(stats.grq_goroutines) / ops;
+    state.counters["spin_ns/op"] =
+        static_cast<double>(stats.spinning_ns) / ops;
+  }
 }
 
 // Baseline for spawn+join: the 1:1 model, one OS thread per goroutine.
