@@ -51,7 +51,10 @@ struct G {
   Stack stack;               ///< [lo, lo + size), guard below lo
   Context ctx;               ///< registers while not running (the switch)
   std::function<void()> fn;  ///< what it runs; destroyed by the G itself
-  std::uint64_t goid = 0;    ///< its id; 1 is main
+  /// Its id; 1 is main. Set by newproc before the goroutine is published
+  /// (relaxed: casgstatus's release publishes it); atomic because reports
+  /// read it while a dead G may be reused for a new goroutine.
+  std::atomic<std::uint64_t> goid{0};
 
   /// Go's atomicstatus: changed only by the runtime's casgstatus (stage 2:
   /// under its sched lock; stage 3 on: by compare-and-swap, without one);

@@ -62,7 +62,7 @@ G* Runtime::newproc(std::function<void()> fn, bool is_main) {
   gp->fn = std::move(fn);
   context_init(&gp->ctx, gp->stack.lo, gp->stack.size, &goroutine_entry, gp);
   create_fiber(gp);
-  gp->goid = ++goidgen_;
+  gp->goid.store(++goidgen_, std::memory_order_relaxed);
   gp->started = false;
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
   ++live_;

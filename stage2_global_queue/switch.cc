@@ -8,6 +8,7 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GMP_ASAN 1
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #if defined(__SANITIZE_THREAD__)
@@ -61,6 +62,12 @@ void init_g0(MCore* m) noexcept {
 }
 
 void create_fiber([[maybe_unused]] G* gp) noexcept {
+#if GMP_ASAN
+  // A reused stack keeps the shadow of its last goroutine's frames (those
+  // abandoned mid-call by a switch, or unwound by an exception, are never
+  // unpoisoned); the new goroutine starts from a clean stack.
+  __asan_unpoison_memory_region(gp->stack.lo, gp->stack.size);
+#endif
 #if GMP_TSAN
   gp->tsan_fiber = __tsan_create_fiber(0);
 #endif

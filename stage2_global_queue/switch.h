@@ -42,8 +42,10 @@ void on_goroutine_start() noexcept;
 /// Sets up g0's sanitizer state; on the M's thread before any switch.
 void init_g0(MCore* m) noexcept;
 
-/// Creates / destroys a goroutine's ThreadSanitizer fiber (no-ops in other
-/// builds). Destroy only while another fiber runs (on g0).
+/// Prepares a goroutine's sanitizer state before it first runs (a fresh
+/// ThreadSanitizer fiber, a clean AddressSanitizer shadow for its reused
+/// stack), and destroys it (only while another fiber runs: on g0). No-ops
+/// in other builds.
 void create_fiber(G* gp) noexcept;
 void destroy_fiber(G* gp) noexcept;
 

@@ -5,7 +5,8 @@
 //   2. Stage 2 and stage 3 on the same workloads, side by side, with the
 //      counters that explain the difference (global lock, steals, runnext).
 //
-// Usage: demo [--procs=N]   (part 1; default 4)
+// Usage: demo [--procs=N] [--quick]   (part 1 on N Ps, default 4; --quick:
+//        smaller workloads, as the demo's test runs it)
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -77,9 +78,12 @@ void work_stealing(int procs) {
 // Part 2: the same workload on both stages, with each one's counters.
 // 8 parents each spawn 2000 empty goroutines; the storm runs twice in the
 // same runtime and the second is measured (the first maps the stacks).
+int children_per_parent = 2000;  // --quick: 200
+
 template <class Api>
 double spawn_storm_ns(int procs, typename Api::Stats* stats) {
-  constexpr int kParents = 8, kChildren = 2000;
+  constexpr int kParents = 8;
+  const int kChildren = children_per_parent;
   double ns = 0;
   typename Api::Runtime rt([procs] {
     typename Api::Config c;
@@ -105,7 +109,8 @@ double spawn_storm_ns(int procs, typename Api::Stats* stats) {
 }
 
 void side_by_side() {
-  std::printf("2. Spawn storm: 8 goroutines each spawn 2000 empty goroutines\n");
+  std::printf("2. Spawn storm: 8 goroutines each spawn %d empty goroutines\n",
+              children_per_parent);
   std::printf("   %5s | %-34s | %-40s\n", "procs", "stage 2 (one global queue)",
               "stage 3 (Ps, local queues)");
   std::printf("   %5s | %8s %8s %8s %7s | %8s %8s %8s %6s %6s\n", "", "ns/gor",
@@ -142,8 +147,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--procs=", 8) == 0) {
       procs = std::atoi(argv[i] + 8);
+    } else if (std::strcmp(argv[i], "--quick") == 0) {
+      children_per_parent = 200;
     } else {
-      std::fprintf(stderr, "usage: %s [--procs=N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--procs=N] [--quick]\n", argv[0]);
       return 2;
     }
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/storeload.h"
 #include "common/errors.h"
 #include "stage2_global_queue/switch.h"
 #include "stage3_gmp/runtime.h"
@@ -36,7 +37,7 @@ G* Runtime::newproc(std::function<void()> fn, P* pp) {
   stage2::context_init(&gp->ctx, gp->stack.lo, gp->stack.size,
                        &goroutine_entry, gp);
   stage2::create_fiber(gp);
-  gp->goid = newgoid(pp);
+  gp->goid.store(newgoid(pp), std::memory_order_relaxed);
   gp->started = false;
   live_.fetch_add(1, std::memory_order_relaxed);
   created_.fetch_add(1, std::memory_order_relaxed);
@@ -220,6 +221,9 @@ void Runtime::ready(G* gp, P* pp) {
 // an M to spin. The submitted work was queued before this check (see the
 // essay in runtime.h): seq_cst orders it against nmspinning.
 void Runtime::wakep() {
+  // The StoreLoad of the submitting side: the goroutine just queued is
+  // visible before we read nmspinning (pairs with stop_spinning's fence).
+  storeload_fence();
   if (npidle_.load(std::memory_order_seq_cst) == 0) return;
   std::int32_t expected = 0;
   if (nmspinning_.load(std::memory_order_seq_cst) != 0 ||
@@ -285,9 +289,13 @@ void Runtime::stopm(M* m) {
     if (stopping_.load(std::memory_order_relaxed)) return;
     if (P* pp = m->nextp) {
       m->nextp = nullptr;
+      ensure_timer_m();  // we leave: another idle M takes timer duty
       bool more = grq_size_.load(std::memory_order_relaxed) > 1;
       lk.unlock();
       acquirep(m, pp);
+      if (m->spinning.load(std::memory_order_relaxed)) {
+        m->spin_start = Clock::now();  // startm made us spin from now on
+      }
       if (more) wakep();  // timers readied several: others may help
       return;
     }
@@ -313,12 +321,18 @@ void Runtime::stopm(M* m) {
       if (grq_size_.load(std::memory_order_relaxed) > 0) {
         if (P* pp = pidleget()) m->nextp = pp;  // and run them ourselves
       }
-    } else if (m->nextp != nullptr && !timers_.empty() &&
-               timer_m_ == nullptr) {
-      // Woken with work while on (or instead of) timer duty: hand the
-      // duty to another idle M, which finds no P and sleeps on the timer.
-      if (M* other = mget()) other->park.wakeup();
     }
+  }
+}
+
+// If goroutines sleep and no idle M is on timer duty, wakes an idle M
+// (without a P) to take it: it will sleep until the earliest timer.
+// sched_ held.
+void Runtime::ensure_timer_m() {
+  if (timers_.empty() || timer_m_ != nullptr) return;
+  if (M* idle = mget()) {
+    ++stats_.wakeups;
+    idle->park.wakeup();
   }
 }
 

@@ -20,7 +20,11 @@ Runtime::Runtime(Config config)
     : config_(config.resolve(std::getenv("GOMAXPROCS"),
                              std::getenv("GMP_DEBUG"))),
       debug_(parse_debug(*config_.debug, "GMP_DEBUG")),
-      stacks_(config_.stack_size) {}
+      stacks_(config_.stack_size) {
+  // Never reallocated: an M without a P (not stopped by stop-the-world)
+  // may read allp_ while procresize adds Ps.
+  allp_.reserve(kMaxProcs);
+}
 
 Runtime::~Runtime() {
   std::lock_guard lk(sched_);
@@ -76,7 +80,10 @@ void Runtime::run(std::function<void()> main) {
     stats_ = Stats{};
     sched_.reset_counters();
     mcount_ = 0;
-    for (auto& pp : allp_) pp->counters.reset();
+    for (auto& pp : allp_) {
+      pp->counters.reset();
+      pp->goidcache = pp->goidcacheend = 0;  // ids restart from 1
+    }
     pidle_ = nullptr;  // rebuilt below, with every P of this run
     npidle_.store(0);
     exiting_.store(false);
@@ -128,6 +135,7 @@ void Runtime::stop_ms() noexcept {
     if (m->p != nullptr) pidleput(releasep(m.get()));
   }
   allm_.clear();
+  GMP_CHECK(nmspinning_.load() == 0, "a spinning M outlived its run");
   running_ = false;
 }
 
@@ -135,29 +143,25 @@ void Runtime::stop_ms() noexcept {
 // 1 right after main returned. New goroutines are dropped from now on, and
 // queued ones are dropped when their first turn comes (goroutine_entry);
 // parked ones are cancelled, unlinked, and readied to unwind.
-void Runtime::exit_after_main(M* m) {
-  exiting_.store(true, std::memory_order_seq_cst);
-  stop_the_world(m);
+void Runtime::exit_after_main() {
+  M* m = stop_the_world(/*exiting=*/true);
   std::vector<Sudog<G*>*> cancelled;
   {
-    std::lock_guard gl(allglock_);
-    for (auto& g : allgs_) {
-      if (g->readgstatus() == GStatus::kWaiting && g->waiting->try_cancel()) {
-        cancelled.push_back(g->waiting);
-      }
-    }
-  }
-  {
+    // sched_ too: an M without a P, on timer duty, may be readying a
+    // sleeper right now, under sched_ (the world's stop does not stop it).
     std::lock_guard lk(sched_);
+    std::lock_guard gl(allglock_);
     main_done_ = true;
-    for (Sudog<G*>* s : cancelled) {
-      if (s->g->waitreason.load(std::memory_order_relaxed) ==
-          WaitReason::kSleep) {
-        timers_.remove(s);
-        ntimers_.store(static_cast<int>(timers_.size()),
-                       std::memory_order_relaxed);
+    for (auto& g : allgs_) {
+      if (g->readgstatus() != GStatus::kWaiting || !g->waiting->try_cancel()) {
+        continue;
+      }
+      cancelled.push_back(g->waiting);
+      if (g->waitreason.load(std::memory_order_relaxed) == WaitReason::kSleep) {
+        timers_.remove(g->waiting);
       }
     }
+    ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
   }
   for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);  // before any wakes
   for (Sudog<G*>* s : cancelled) ready(s->g, m->p);     // they throw Goexit

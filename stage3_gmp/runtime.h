@@ -178,6 +178,7 @@ class Runtime {
   void startm(P* pp, bool spinning);
   M* newm(P* pp, bool spinning);
   void stopm(M* m);
+  void ensure_timer_m();
   void mput(M* m);
   M* mget();
   void mremove(M* m);
@@ -198,13 +199,13 @@ class Runtime {
   void goexit0(M* m, G* gp);
   void run_timers(P* pp, std::chrono::steady_clock::time_point now);
   // stw.cc: stopping the world, GOMAXPROCS.
-  void stop_the_world(M* m);
+  M* stop_the_world(bool exiting);
   void start_the_world(M* m, int newprocs);
   void gcstopm(M* m);
   void procresize(M* m, int n);
-  int set_gomaxprocs(M* m, int n);
+  int set_gomaxprocs(int n);
   // runtime.cc: the life of a run.
-  void exit_after_main(M* m);
+  void exit_after_main();
   void stop_ms() noexcept;
   void trace_loop();
   // checkdead.cc
@@ -256,7 +257,11 @@ class Runtime {
   std::atomic<std::uint64_t> exited_{0};
   std::atomic<std::uint64_t> never_started_{0};
 
-  RuntimeLock worldsema_;  // one stop-the-world at a time (Go's worldsema)
+  // One stop-the-world at a time (Go's worldsema). A goroutine mutex: a
+  // goroutine that waits for it parks, so its M can still give up its P to
+  // the stop under way (an M blocked on a plain lock would keep its P, and
+  // the stop would wait for it forever).
+  Mutex worldsema_;
 
   // ---- Protected by allglock_ (Go's allglock): every G ever made.
   mutable RuntimeLock allglock_;
@@ -285,7 +290,8 @@ void sleep_for(std::chrono::nanoseconds d);
 
 /// Go's runtime.GOMAXPROCS: returns the current number of Ps and, if `n`
 /// is positive, changes it to n (stopping the world meanwhile). Goroutine
-/// only; gmp::ConfigError if n is above kMaxProcs.
+/// only; gmp::ConfigError if n is above kMaxProcs; once main has returned,
+/// a change throws gmp::Goexit.
 int gomaxprocs(int n = 0);
 
 }  // namespace gmp::stage3

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/storeload.h"
 #include "common/errors.h"
 #include "stage2_global_queue/signals.h"
 #include "stage2_global_queue/switch.h"
@@ -42,7 +43,7 @@ void goroutine_entry(void* arg) noexcept {
     } catch (...) {
       die_of_panic(gp->goid, std::current_exception());
     }
-    if (gp->goid == 1) rt->exit_after_main(getm());  // still goroutine 1
+    if (gp->goid == 1) rt->exit_after_main();  // still goroutine 1
     (finished ? rt->finished_ : rt->exited_)
         .fetch_add(1, std::memory_order_relaxed);
   }
@@ -81,6 +82,8 @@ void Runtime::mstart(M* m) {
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
   }
+  // The run is over. An M woken to spin just before may still count.
+  if (m->spinning.load(std::memory_order_relaxed)) stop_spinning(m);
   stage2::remove_signal_stack(m);
   stage2::setm_core(nullptr);
 }
@@ -134,8 +137,10 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
       // The delicate dance: stop spinning, then look at every queue again;
       // work queued meanwhile saw nmspinning > 0 and woke nobody.
       stop_spinning(m);
-      for (int i = 0; i < procs; ++i) {
-        if (allp_[i]->runq.stealer().empty()) continue;
+      for (int i = 0; i <= procs; ++i) {
+        bool work = i < procs ? !allp_[i]->runq.empty()
+                              : grq_size_.load(std::memory_order_relaxed) > 0;
+        if (!work) continue;
         P* idle = nullptr;
         {
           std::lock_guard lk(sched_);
@@ -176,12 +181,13 @@ G* Runtime::steal_work(M* m) {
         continue;  // an idle P's queue is empty; a stopped one is off limits
       }
       PCounters::inc(pp->counters.steal_attempts);
+      std::uint32_t before = pp->runq.size();
       G* gp = pp->runq.owner().steal(victim->runq.stealer(),
                                      /*steal_runnext=*/last,
                                      /*victim_running=*/true);
       if (gp != nullptr) {
         PCounters::inc(pp->counters.steals);
-        PCounters::inc(pp->counters.stolen, pp->runq.stealer().size() + 1);
+        PCounters::inc(pp->counters.stolen, pp->runq.size() - before + 1);
         return gp;
       }
     }
@@ -197,9 +203,11 @@ void Runtime::become_spinning(M* m) {
 
 void Runtime::stop_spinning(M* m) {
   m->spinning.store(false, std::memory_order_relaxed);
-  // seq_cst: the StoreLoad of the delicate dance (runtime.h): this store
-  // is ordered before our re-reads of the queues.
+  // The StoreLoad of the delicate dance (runtime.h): the decrement is
+  // ordered before our re-reads of the queues (the fence pairs with
+  // wakep's, on the submitting side).
   std::int32_t before = nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+  storeload_fence();
   GMP_CHECK(before > 0, "findRunnable: negative nmspinning");
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                 Clock::now() - m->spin_start)
@@ -259,6 +267,8 @@ void Runtime::park_m(M* m, G* gp) {
     if (earliest && timer_m_ != nullptr && timer_m_->idle) {
       mremove(timer_m_);  // it must sleep until the new, earlier time
       timer_m_->park.wakeup();
+    } else {
+      ensure_timer_m();  // nobody on duty: an idle M takes it
     }
   } else {
     nblocked_.fetch_add(1, std::memory_order_relaxed);
@@ -376,12 +386,15 @@ void sleep_for(std::chrono::nanoseconds d) {
 
 int gomaxprocs(int n) {
   M* m = current_m("gomaxprocs");
+  if (n != 0 && m->rt->exiting_.load(std::memory_order_relaxed)) {
+    throw Goexit{};  // main has returned: a point where the goroutine ends
+  }
   if (n > kMaxProcs || n < 0) {
     throw ConfigError("gomaxprocs(" + std::to_string(n) +
                       ") is invalid: it must be between 1 and " +
                       std::to_string(kMaxProcs) + ", or 0 to ask");
   }
-  return m->rt->set_gomaxprocs(m, n);
+  return m->rt->set_gomaxprocs(n);
 }
 
 }  // namespace gmp::stage3

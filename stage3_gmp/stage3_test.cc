@@ -3,6 +3,7 @@
 // changes, and the schedtrace format.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -167,6 +168,105 @@ TEST(Stage3Test, GomaxprocsRejectsOutOfRangeValues) {
     EXPECT_EQ(gomaxprocs(), 2);  // unchanged
   });
   EXPECT_THROW(gomaxprocs(2), UsageError);  // not from a plain thread
+}
+
+// Two goroutines changing GOMAXPROCS at once, and main returning while one
+// does: stops of the world queue behind each other instead of deadlocking.
+TEST(Stage3Test, ConcurrentStopsOfTheWorldTakeTurns) {
+  // Small: each stop waits for every M to be scheduled by the OS, which
+  // takes long on a loaded machine (tests run in parallel).
+  for (int round = 0; round < 3; ++round) {
+    Runtime rt(procs(2));
+    rt.run([] {
+      WaitGroup wg;
+      wg.add(2);
+      for (int k = 0; k < 2; ++k) {
+        go([&wg, k] {
+          for (int i = 0; i < 10; ++i) gomaxprocs(2 + (i + k) % 3);
+          wg.done();
+        });
+      }
+      wg.wait();
+      std::atomic<bool> started{false};
+      go([&started] {  // still changing GOMAXPROCS when main returns
+        started.store(true);
+        for (int i = 0;; ++i) gomaxprocs(1 + i % 3);  // until Goexit
+      });
+      while (!started.load()) yield();
+    });
+    EXPECT_GT(rt.stats().stw_pauses, 0u);  // some calls keep the value
+  }
+}
+
+// A runtime used for many runs keeps starting Ms: nothing (a spinning
+// count, goroutine ids) leaks from one run into the next.
+TEST(Stage3Test, ManyRunsOfOneRuntimeStayIndependent) {
+  Runtime rt(procs(2));
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::uint64_t> ids;
+    Mutex mu;
+    rt.run([&] {
+      WaitGroup wg;
+      wg.add(20);
+      for (int i = 0; i < 20; ++i) {
+        go([&] {
+          std::lock_guard lk(mu);
+          ids.push_back(Sched::current_g("test")->goid);
+          wg.done();
+        });
+      }
+      wg.wait();
+    });
+    std::sort(ids.begin(), ids.end());
+    ASSERT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end())
+        << "a goroutine id repeats in round " << round;
+  }
+  // After all those runs, a goroutine that needs a second M still gets one:
+  // main busy-waits for it without ever yielding its P.
+  std::atomic<bool> ran{false};
+  auto give_up = Clock::now() + std::chrono::seconds(10);
+  rt.run([&] {
+    go([&] { ran.store(true); });
+    while (!ran.load() && Clock::now() < give_up) {
+    }
+  });
+  EXPECT_TRUE(ran.load()) << "no second M was started";
+}
+
+// Timer duty passes on when the M holding it is woken for other work:
+// a sleeper wakes while every other M is busy (bound: 10 s; it takes 30 ms).
+TEST(Stage3Test, SleepersWakeWhenTheTimerMGoesToWork) {
+  using std::chrono::milliseconds;
+  for (int round = 0; round < 5; ++round) {
+    std::atomic<bool> woke{false}, gave_up{false};
+    auto give_up = Clock::now() + std::chrono::seconds(10);
+    auto busy_until_woken = [&] {
+      while (!woke.load()) {
+        if (Clock::now() > give_up) {
+          gave_up.store(true);
+          return;
+        }
+      }
+    };
+    Runtime rt(procs(3));
+    rt.run([&] {
+      WaitGroup wg;
+      wg.add(2);
+      go([&] {  // its M may be the timer M, woken for this work
+        sleep_for(milliseconds(10));
+        busy_until_woken();
+        wg.done();
+      });
+      go([&] {
+        sleep_for(milliseconds(30));
+        woke.store(true);
+        wg.done();
+      });
+      busy_until_woken();
+      wg.wait();
+    });
+    ASSERT_FALSE(gave_up.load()) << "round " << round;
+  }
 }
 
 // ---- schedtrace ---------------------------------------------------------------

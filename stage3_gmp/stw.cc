@@ -14,11 +14,14 @@ namespace gmp::stage3 {
 
 using Clock = std::chrono::steady_clock;
 
-// Go's stopTheWorldWithSema, called by a goroutine on m: every P stops.
-// Idle Ps are taken at once; Ms holding one give it up at their next
-// scheduling point (gcstopm). Returns once every P is stopped.
-void Runtime::stop_the_world(M* m) {
-  worldsema_.lock();  // one stop at a time
+// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
+// are taken at once; Ms holding one give it up at their next scheduling
+// point (gcstopm). With `exiting`, main's return is announced once the
+// stop is ours. Returns the caller's M, once every P is stopped.
+M* Runtime::stop_the_world(bool exiting) {
+  worldsema_.lock();  // one stop at a time; waiting parks this goroutine
+  if (exiting) exiting_.store(true, std::memory_order_seq_cst);
+  M* m = getm();  // fresh: waiting for the lock may have moved us
   std::unique_lock lk(sched_);
   gcwaiting_.store(true, std::memory_order_seq_cst);
   stopwait_ = gomaxprocs_.load(std::memory_order_relaxed);
@@ -34,6 +37,7 @@ void Runtime::stop_the_world(M* m) {
   if (wait) stopnote_.sleep();
   lk.lock();
   GMP_CHECK(stopwait_ == 0, "stopTheWorld: not stopped");
+  return m;
 }
 
 // Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
@@ -75,7 +79,7 @@ void Runtime::start_the_world(M* m, int newprocs) {
     }
   }
   for (P* pp : need_new_m) newm(pp, /*spinning=*/false);
-  worldsema_.unlock();
+  worldsema_.unlock();  // on the goroutine that locked it
   wakep();  // work that waited in the GRQ
 }
 
@@ -120,11 +124,12 @@ void Runtime::procresize(M* m, int n) {
 
 // Go's runtime.GOMAXPROCS(n), on a goroutine: stop the world, resize,
 // start it again; the pause is measured.
-int Runtime::set_gomaxprocs(M* m, int n) {
+int Runtime::set_gomaxprocs(int n) {
   int old = gomaxprocs_.load(std::memory_order_relaxed);
   if (n == 0 || n == old) return old;
   auto start = Clock::now();
-  stop_the_world(m);
+  M* m = stop_the_world(/*exiting=*/false);
+  old = gomaxprocs_.load(std::memory_order_relaxed);  // another may have won
   start_the_world(m, n);
   auto pause = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
