@@ -10,6 +10,7 @@ std::string_view to_string(WaitReason r) noexcept {
     case WaitReason::kSyncMutexLock: return "sync.Mutex.Lock";
     case WaitReason::kSyncWaitGroupWait: return "sync.WaitGroup.Wait";
     case WaitReason::kSleep: return "sleep";
+    case WaitReason::kIOWait: return "IO wait";
   }
   return "unknown wait reason";
 }

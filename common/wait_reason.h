@@ -16,6 +16,7 @@ enum class WaitReason : std::uint8_t {
   kSyncMutexLock,      ///< Go's waitReasonSyncMutexLock: in Mutex::lock
   kSyncWaitGroupWait,  ///< Go's waitReasonSyncWaitGroupWait: WaitGroup::wait
   kSleep,              ///< Go's waitReasonSleep: in sleep_for
+  kIOWait,             ///< Go's waitReasonIOWait: on the network poller
 };
 
 /// Go's text for `r` (waitReasonStrings), e.g. "chan receive".

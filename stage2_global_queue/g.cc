@@ -30,6 +30,7 @@ std::string_view to_string(GStatus s) noexcept {
     case GStatus::kIdle: return "idle";
     case GStatus::kRunnable: return "runnable";
     case GStatus::kRunning: return "running";
+    case GStatus::kSyscall: return "syscall";
     case GStatus::kWaiting: return "waiting";
     case GStatus::kDead: return "dead";
   }

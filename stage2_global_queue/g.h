@@ -22,12 +22,21 @@ struct M;
 ///   kIdle      just allocated, not yet initialised        (newproc only)
 ///   kRunnable  ready to run                               the GRQ
 ///   kRunning   running on an M                            m->curg
+///   kSyscall   in a blocking system call, on its M but     its M (stage 4)
+///              without a P
 ///   kWaiting   parked on an object or a timer             a WaitQ / timers
 ///   kDead      finished; kept with its stack for reuse    the free list
 ///
 /// Every change goes through the runtime's casgstatus(), which checks the
 /// old state and fails loudly if it is not the expected one.
-enum class GStatus : std::uint8_t { kIdle, kRunnable, kRunning, kWaiting, kDead };
+enum class GStatus : std::uint8_t {
+  kIdle,
+  kRunnable,
+  kRunning,
+  kSyscall,
+  kWaiting,
+  kDead,
+};
 
 /// steady_clock's time, read from the kernel's coarse clock: a few
 /// milliseconds of resolution, at a fraction of the cost of a precise read.

@@ -19,8 +19,15 @@
 namespace gmp::stage2 {
 
 /// What a goroutine asks its M's g0 to do once it has switched to it (Go
-/// passes a function to mcall: park_m, gosched_m, goexit0).
-enum class MCall : unsigned char { kNone, kPark, kGosched, kGoexit };
+/// passes a function to mcall: park_m, gosched_m, goexit0, and from stage
+/// 4 on exitsyscall0: back from a blocking call, the goroutine found no P).
+enum class MCall : unsigned char {
+  kNone,
+  kPark,
+  kGosched,
+  kGoexit,
+  kExitsyscall,
+};
 
 /// The core of an M (an OS thread that runs goroutines): its g0 and the
 /// goroutine it runs. Every field belongs to the M's own thread.

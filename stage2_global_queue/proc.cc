@@ -187,7 +187,9 @@ void Runtime::mstart(M* m) {
       case MCall::kPark: park_m(m, gp); break;
       case MCall::kGosched: gosched_m(m, gp); break;
       case MCall::kGoexit: goexit0(m, gp); break;
-      case MCall::kNone: fatal("mstart: a goroutine switched to g0 for nothing");
+      case MCall::kNone:
+      case MCall::kExitsyscall:  // stage 4's; stage 2 has no blocking calls
+        fatal("mstart: a goroutine switched to g0 for nothing");
     }
   }
   remove_signal_stack(m);

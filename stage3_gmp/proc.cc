@@ -245,7 +245,7 @@ void Runtime::startm(P* pp, bool spinning) {
   }
   M* m = mget();
   if (m == nullptr) {
-    ++mcount_;  // counted as running before it exists (Go's mReserveID)
+    reserve_m();
     lk.unlock();
     newm(pp, spinning);
     return;
@@ -253,7 +253,19 @@ void Runtime::startm(P* pp, bool spinning) {
   m->spinning.store(spinning, std::memory_order_relaxed);
   m->nextp = pp;
   ++stats_.wakeups;
-  m->park.wakeup();
+  wake_m(m);
+}
+
+// Go's mReserveID and checkmcount: a new M is counted as running before it
+// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
+// GOMAXPROCS + 1 Ms; stage 4's blocking calls can make many). sched_ held.
+void Runtime::reserve_m() {
+  ++mcount_;
+  if (mcount_ > maxmcount_) {
+    fatal("thread exhaustion: program exceeds " + std::to_string(maxmcount_) +
+          "-thread limit (Ms blocked in system calls count; raise "
+          "Config::max_threads)");
+  }
 }
 
 // Go's newm: a new M thread that starts holding pp. The thread count was
@@ -300,16 +312,16 @@ void Runtime::stopm(M* m) {
       return;
     }
     mput(m);
-    bool timer_duty = !timers_.empty() && timer_m_ == nullptr &&
+    bool timer_duty = timer_m_ == nullptr && idle_duty_wanted() &&
                       !gcwaiting_.load(std::memory_order_relaxed);
     if (timer_duty) timer_m_ = m;
     Clock::time_point until =
-        timer_duty ? timers_.earliest() : Clock::time_point::max();
+        timers_.empty() ? Clock::time_point::max() : timers_.earliest();
     m->park.clear();
     m->parks.fetch_add(1, std::memory_order_relaxed);
     lk.unlock();
     if (timer_duty) {
-      m->park.tsleep(until - Clock::now());
+      idle_wait(m, until);
     } else {
       m->park.sleep();
     }
@@ -329,11 +341,31 @@ void Runtime::stopm(M* m) {
 // (without a P) to take it: it will sleep until the earliest timer.
 // sched_ held.
 void Runtime::ensure_timer_m() {
-  if (timers_.empty() || timer_m_ != nullptr) return;
+  if (timer_m_ != nullptr || !idle_duty_wanted()) return;
   if (M* idle = mget()) {
     ++stats_.wakeups;
-    idle->park.wakeup();
+    wake_m(idle);
   }
+}
+
+// ---- Extension points (runtime.h): stage 3's versions -------------------------
+
+G* Runtime::poll_network(M*) { return nullptr; }  // no poller before stage 4
+
+bool Runtime::idle_duty_wanted() const { return !timers_.empty(); }
+
+void Runtime::idle_wait(M* m, Clock::time_point until) {
+  if (until == Clock::time_point::max()) {
+    m->park.sleep();
+  } else {
+    m->park.tsleep(until - Clock::now());
+  }
+}
+
+void Runtime::wake_m(M* m) { m->park.wakeup(); }
+
+void Runtime::other_mcall(M*, G*) {
+  fatal("mstart: an mcall request stage 3 does not know");
 }
 
 // Go's mput: m onto the idle list. sched_ held.

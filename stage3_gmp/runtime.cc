@@ -118,7 +118,7 @@ void Runtime::stop_ms() noexcept {
   {
     std::lock_guard lk(sched_);
     stopping_.store(true, std::memory_order_release);
-    while (M* m = mget()) m->park.wakeup();
+    while (M* m = mget()) wake_m(m);
   }
   // No M can be made any more: nothing is left to run.
   for (auto& m : allm_) {

@@ -134,7 +134,7 @@ class Runtime {
   /// and the machine; gmp::ConfigError if anything is invalid.
   explicit Runtime(Config config = {});
   /// Fatal error if the runtime is still running.
-  ~Runtime();
+  virtual ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -153,7 +153,30 @@ class Runtime {
   /// and goroutine. Any thread; while running or after.
   std::string schedtrace(bool detailed) const;
 
- private:
+ protected:
+  // Protected, not private: stage 4 (stage4_syscalls/runtime.h) is this
+  // scheduler plus a network poller and blocking calls, and builds on it.
+  using Clock = std::chrono::steady_clock;
+
+  // ---- Extension points: where stage 4 adds its ideas. Stage 3's own
+  // versions are its whole behaviour.
+  /// findRunnable's step 4: a goroutine the network poller made runnable,
+  /// or null (stage 3 has no poller). m holds a P.
+  virtual G* poll_network(M* m);
+  /// Whether one idle M must stay on duty, watching for events from
+  /// outside the running goroutines: in stage 3, sleepers' timers. Also
+  /// checkdead's test (every M idle with such waiters is no deadlock).
+  /// sched_ held.
+  virtual bool idle_duty_wanted() const;
+  /// How the idle M on duty waits until `until` (max: no timer) or until
+  /// woken: stage 3 sleeps on its Note. Without sched_.
+  virtual void idle_wait(M* m, Clock::time_point until);
+  /// Wakes an idle M that was taken off the idle list. sched_ held.
+  virtual void wake_m(M* m);
+  /// g0's part of an mcall request that stage 3 does not know (stage 4's
+  /// exitsyscall0). Stage 3: fatal.
+  virtual void other_mcall(M* m, G* gp);
+
   friend struct Sched;
   friend void go(std::function<void()> fn);
   friend void yield();
@@ -176,6 +199,7 @@ class Runtime {
   // proc.cc: Ms and Ps.
   void wakep();
   void startm(P* pp, bool spinning);
+  void reserve_m();
   M* newm(P* pp, bool spinning);
   void stopm(M* m);
   void ensure_timer_m();
@@ -225,6 +249,7 @@ class Runtime {
   M* midle_ = nullptr;  // idle Ms (Go's sched.midle)
   int nmidle_ = 0;
   int mcount_ = 0;      // Ms made (Go's mcount), including starting ones
+  int maxmcount_ = 10000;  // Go's sched.maxmcount (SetMaxThreads)
   P* pidle_ = nullptr;  // idle Ps (Go's sched.pidle)
   std::atomic<std::int32_t> npidle_{0};  // written under sched_; read by
                                          // wakep and spinning checks

@@ -14,6 +14,7 @@ int go_status(GStatus s) {
     case GStatus::kIdle: return 0;
     case GStatus::kRunnable: return 1;
     case GStatus::kRunning: return 2;
+    case GStatus::kSyscall: return 3;
     case GStatus::kWaiting: return 4;
     case GStatus::kDead: return 6;
   }

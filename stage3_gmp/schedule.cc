@@ -78,6 +78,7 @@ void Runtime::mstart(M* m) {
       case stage2::MCall::kPark: park_m(m, gp); break;
       case stage2::MCall::kGosched: gosched_m(m, gp); break;
       case stage2::MCall::kGoexit: goexit0(m, gp); break;
+      case stage2::MCall::kExitsyscall: other_mcall(m, gp); break;
       case stage2::MCall::kNone:
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
@@ -116,7 +117,8 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
       std::lock_guard lk(sched_);
       if (G* gp = globrunqget(pp, 0)) return {gp, false};
     }
-    // 4. (stage 4: the network poller)
+    // 4. The network poller (stage 4; none in stage 3).
+    if (G* gp = poll_network(m)) return {gp, false};
     // 5. Steal, if not too many Ms are spinning already.
     int procs = gomaxprocs_.load(std::memory_order_relaxed);
     if (m->spinning.load(std::memory_order_relaxed) ||
@@ -266,7 +268,7 @@ void Runtime::park_m(M* m, G* gp) {
     ntimers_.fetch_add(1, std::memory_order_relaxed);
     if (earliest && timer_m_ != nullptr && timer_m_->idle) {
       mremove(timer_m_);  // it must sleep until the new, earlier time
-      timer_m_->park.wakeup();
+      wake_m(timer_m_);
     } else {
       ensure_timer_m();  // nobody on duty: an idle M takes it
     }

@@ -71,9 +71,9 @@ void Runtime::start_the_world(M* m, int newprocs) {
       } else if (M* idle = mget()) {  // Go prefers the P's last M; any will do
         idle->nextp = pp;
         ++stats_.wakeups;
-        idle->park.wakeup();
+        wake_m(idle);
       } else {
-        ++mcount_;
+        reserve_m();
         need_new_m.push_back(pp);
       }
     }
