@@ -205,14 +205,20 @@ G* Runtime::globrunqget(P* pp, std::uint32_t max) {
 // Go's ready: gp (waiting, claimed by the caller) runs next on pp, the
 // caller's P; an idle P is woken to take other work if needed.
 void Runtime::ready(G* gp, P* pp) {
+  make_runnable(gp);
+  runqput(pp, gp, /*next=*/true);
+  wakep();
+}
+
+// The first half of ready: gp (waiting, claimed by the caller) becomes
+// runnable; the caller queues it.
+void Runtime::make_runnable(G* gp) {
   if (gp->waitreason.load(std::memory_order_relaxed) != WaitReason::kSleep) {
     nblocked_.fetch_sub(1, std::memory_order_relaxed);
   }
   gp->waiting = nullptr;
   gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
   casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
-  runqput(pp, gp, /*next=*/true);
-  wakep();
 }
 
 // ---- Ms and Ps ------------------------------------------------------------------

@@ -194,6 +194,7 @@ class Runtime {
   void globrunqputbatch(G* const* gs, std::uint32_t n);
   G* globrunqget(P* pp, std::uint32_t max);
   void ready(G* gp, P* pp);
+  void make_runnable(G* gp);
   void casgstatus(G* gp, GStatus from, GStatus to);
   std::uint64_t newgoid(P* pp);
   // proc.cc: Ms and Ps.

@@ -313,11 +313,8 @@ void Runtime::run_timers(P* pp, Clock::time_point now) {
         due.push_back(s->g);
         continue;
       }
-      G* gp = s->g;
-      gp->waiting = nullptr;
-      gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
-      casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
-      globrunqput(gp);
+      make_runnable(s->g);
+      globrunqput(s->g);
     }
   }
   for (G* gp : due) ready(gp, pp);
@@ -327,7 +324,13 @@ void Runtime::run_timers(P* pp, Clock::time_point now) {
 
 namespace {
 
-[[noreturn]] void not_in_a_goroutine(const char* op) {
+[[noreturn]] void not_in_a_goroutine(const M* m, const char* op) {
+  if (m != nullptr && m->curg != nullptr) {  // a goroutine, but without a P
+    throw UsageError(std::string(op) +
+                     " called inside a blocking system call "
+                     "(stage4::blocking): the goroutine holds no P there; "
+                     "call it before or after the blocking call");
+  }
   throw UsageError(std::string(op) +
                    " called outside a goroutine: only goroutines of a "
                    "running stage3::Runtime may call it (start one with "
@@ -335,10 +338,14 @@ namespace {
                    "goroutine started with go())");
 }
 
-// The calling goroutine's M (one opaque TLS read), or gmp::UsageError.
+// The calling goroutine's M (one opaque TLS read), or gmp::UsageError. A
+// goroutine in a blocking call (stage 4) has an M but no P: the runtime
+// cannot serve it there.
 M* current_m(const char* op) {
   M* m = getm();
-  if (m == nullptr || m->curg == nullptr) [[unlikely]] not_in_a_goroutine(op);
+  if (m == nullptr || m->curg == nullptr || m->p == nullptr) [[unlikely]] {
+    not_in_a_goroutine(m, op);
+  }
   return m;
 }
 

@@ -1,0 +1,195 @@
+// Stage 4: the runtime around stage 3's scheduler, and where the network
+// poller joins it (findRunnable's step 4, the idle M on duty, injectglist).
+#include "stage4_syscalls/runtime.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "common/errors.h"
+
+namespace gmp::stage4 {
+
+Config Runtime::checked(Config c) {
+  if (c.max_threads < 2 || c.max_threads > kMaxThreadsLimit) {
+    throw ConfigError("stage4::Config.max_threads = " +
+                      std::to_string(c.max_threads) +
+                      " is invalid: it must be between 2 and " +
+                      std::to_string(kMaxThreadsLimit));
+  }
+  return c;
+}
+
+Runtime::Runtime(Config config)
+    : stage3::Runtime(checked(config)),
+      poller_(std::make_shared<Netpoller>()) {
+  int procs = *this->config().procs;
+  if (config.max_threads < procs) {
+    throw ConfigError("stage4::Config.max_threads = " +
+                      std::to_string(config.max_threads) +
+                      " is invalid: it must be at least GOMAXPROCS (" +
+                      std::to_string(procs) + "), one M per P");
+  }
+  maxmcount_ = config.max_threads;
+  // Writes to a pipe whose reader is gone must fail with EPIPE, not kill
+  // the process: SIGPIPE is ignored unless the program handles it (Go
+  // does the same for descriptors other than stdout and stderr).
+  struct sigaction old {};
+  if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, nullptr);
+  }
+  poller_->attach(this, static_cast<const stage3::Runtime*>(this));
+}
+
+// The first goroutine to wait on a descriptor: an idle M must watch the
+// network, or the wait could last until a busy M runs out of work (Go
+// leaves that to sysmon's poll every 10 ms; stage 5). If the M on duty
+// sleeps on its Note (only timers so far), it is woken to poll instead.
+void Runtime::first_waiter() {
+  if (poll_blocked_.load(std::memory_order_relaxed)) return;  // one polls
+  std::lock_guard lk(sched_);
+  if (timer_m_ != nullptr && timer_m_->idle) {
+    mremove(timer_m_);
+    wake_m(timer_m_);  // it parks again at once, on duty, polling
+  } else {
+    ensure_timer_m();
+  }
+}
+
+Runtime::~Runtime() { poller_->attach(nullptr, nullptr); }  // Conns may outlive us
+
+void Runtime::run(std::function<void()> main) {
+  for (auto* c : {&syscalls_, &handoffs_, &exit_oldp_, &exit_otherp_,
+                  &exit_grq_, &netpoll_blocking_, &netpoll_ready_}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  polls_at_start_ = poller_->polls();
+  events_at_start_ = poller_->events();
+  timeouts_at_start_ = poller_->timeouts();
+  stage3::Runtime::run(std::move(main));
+}
+
+Stats Runtime::stats() const {
+  Stats s;
+  static_cast<stage3::Stats&>(s) = stage3::Runtime::stats();
+  auto get = [](const std::atomic<std::uint64_t>& c) {
+    return c.load(std::memory_order_relaxed);
+  };
+  s.syscalls = get(syscalls_);
+  s.handoffs = get(handoffs_);
+  s.exitsyscall_oldp = get(exit_oldp_);
+  s.exitsyscall_otherp = get(exit_otherp_);
+  s.exitsyscall_grq = get(exit_grq_);
+  s.netpolls = poller_->polls() - polls_at_start_;
+  s.netpoll_blocking = get(netpoll_blocking_);
+  s.netpoll_events = poller_->events() - events_at_start_;
+  s.netpoll_ready = get(netpoll_ready_);
+  s.netpoll_timeouts = poller_->timeouts() - timeouts_at_start_;
+  return s;
+}
+
+Runtime* Runtime::current() noexcept {
+  M* m = getm();
+  return m == nullptr ? nullptr : dynamic_cast<Runtime*>(m->rt);
+}
+
+// ---- The poller in the scheduler ----------------------------------------------
+
+// findRunnable's step 4: a non-blocking poll, unless nobody waits on a
+// descriptor or an M is blocked in epoll already (it will get the events).
+G* Runtime::poll_network(M* m) {
+  if (poller_->waiters() == 0 || poll_blocked_.load(std::memory_order_relaxed)) {
+    return nullptr;
+  }
+  thread_local std::vector<G*> gs;  // this M's (g0 runs on the M's thread)
+  poller_->poll(Clock::time_point::min(), gs);
+  if (gs.empty()) return nullptr;
+  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+  for (G* gp : gs) make_runnable(gp);
+  G* first = gs.front();
+  injectglist(m, gs, 1);
+  gs.clear();
+  return first;
+}
+
+// Go's injectglist: gs[from..] are runnable. One per idle P goes to the
+// GRQ, with an M started for each; the rest to m's own queue.
+void Runtime::injectglist(M* m, std::vector<G*>& gs, std::size_t from) {
+  if (from >= gs.size()) return;
+  std::size_t n = gs.size() - from;
+  std::size_t global = 0;
+  {
+    std::lock_guard lk(sched_);
+    global = std::min<std::size_t>(
+        n, static_cast<std::size_t>(npidle_.load(std::memory_order_relaxed)));
+    if (global > 0) {
+      globrunqputbatch(gs.data() + from, static_cast<std::uint32_t>(global));
+    }
+  }
+  for (std::size_t i = 0; i < global; ++i) startm(nullptr, /*spinning=*/false);
+  for (std::size_t i = from + global; i < gs.size(); ++i) {
+    runqput(m->p, gs[i], /*next=*/false);
+  }
+}
+
+void Runtime::ready_list(std::vector<G*>& gs) {
+  if (gs.empty()) return;
+  M* m = getm();
+  if (m != nullptr && m->rt == this && m->curg != nullptr && m->p != nullptr) {
+    for (G* gp : gs) {
+      make_runnable(gp);
+      runqput(m->p, gp, /*next=*/false);
+    }
+  } else {  // a plain thread, or another runtime's goroutine: the GRQ
+    std::lock_guard lk(sched_);
+    for (G* gp : gs) {
+      make_runnable(gp);
+      globrunqput(gp);
+    }
+  }
+  gs.clear();
+  wakep();
+}
+
+// Stage 3's idle M on duty watched the timers; stage 4's also watches the
+// descriptors goroutines wait on.
+bool Runtime::idle_duty_wanted() const {
+  return stage3::Runtime::idle_duty_wanted() || poller_->waiters() > 0;
+}
+
+// The idle M on duty blocks in epoll_wait until the next timer or I/O
+// deadline (Go's findRunnable, "poll network until next timer"). What it
+// collects goes to the GRQ; stage 3's stopm then takes an idle P for it.
+void Runtime::idle_wait(M* m, Clock::time_point until) {
+  if (poller_->waiters() == 0) {  // only timers: stage 3's sleep
+    stage3::Runtime::idle_wait(m, until);
+    return;
+  }
+  thread_local std::vector<G*> gs;
+  poll_blocked_.store(true, std::memory_order_relaxed);
+  netpoll_blocking_.fetch_add(1, std::memory_order_relaxed);
+  poller_->poll(until, gs);
+  poll_blocked_.store(false, std::memory_order_relaxed);
+  if (gs.empty()) return;
+  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+  std::lock_guard lk(sched_);
+  for (G* gp : gs) {
+    make_runnable(gp);
+    globrunqput(gp);
+  }
+  gs.clear();
+}
+
+// Taking an idle M off the list wakes it: from its Note, and, if it is the
+// M on duty, from epoll_wait. sched_ held.
+void Runtime::wake_m(M* m) {
+  stage3::Runtime::wake_m(m);
+  if (m == timer_m_) poller_->interrupt();
+}
+
+}  // namespace gmp::stage4

@@ -1,0 +1,195 @@
+// Stage 4: the network poller and blocking system calls (Go 1.1's netpoller,
+// and entersyscall / exitsyscall; proc.go, netpoll.go, netpoll_epoll.go).
+//
+// What a goroutine waits for outside the runtime
+// ================================================
+// Stage 3's goroutines block only on each other (channels, mutexes, wait
+// groups) and on timers; all of that parks the goroutine and frees its M.
+// A goroutine that calls read() on a socket instead blocks its M in the
+// kernel, and with the M its P: with GOMAXPROCS = 2, two goroutines waiting
+// for their clients stop the whole program. Stage 4 gives the two answers
+// of the notes and of Go.
+//
+// 1. The network poller (netpoll.h): sockets and pipes are non-blocking,
+//    and registered once with epoll, edge-triggered. A goroutine whose
+//    read() or write() would block (EAGAIN) parks on the descriptor's
+//    PollDesc; when epoll reports the descriptor, the poller hands the
+//    goroutine back to the scheduler. The M never blocks: it runs others.
+//    Who asks epoll:
+//      - findRunnable, step 4 of the notes' order (after the local queue
+//        and the GRQ, before stealing): a non-blocking poll. The first
+//        goroutine it returns runs now, the rest are injected: one per
+//        idle P on the GRQ with an M started for each, the others on this
+//        P's queue (Go's injectglist);
+//      - the idle M on duty (stage 3's timer M): instead of sleeping until
+//        the next timer, it blocks in epoll_wait until the next timer or
+//        I/O deadline. Only that one M blocks in epoll; anyone who needs it
+//        back (a new, earlier timer, work for it) interrupts the wait
+//        through an eventfd (Go's netpollBreak).
+//    Deadlines (Conn::set_deadline) are timers of the poller: when one
+//    passes, the goroutines waiting in that direction wake and fail with
+//    "i/o timeout".
+//
+// 2. Blocking system calls (blocking(f), syscall.cc): for what has no
+//    poller (files, sleep-like calls, DNS), the goroutine tells the runtime
+//    before it enters the kernel. In this stage the P is handed off at
+//    once (Go's entersyscallblock and handoffp): the M keeps only the
+//    goroutine; its P goes to another M if it has work (an idle M, or a
+//    new one: the M pool grows), else to the idle list. On return
+//    (exitsyscall), the three steps of the notes:
+//      a. take the old P back if it is idle (it still has this goroutine's
+//         cache lines and its queue);
+//      b. else any idle P;
+//      c. else put the goroutine on the GRQ and park the M (exitsyscall0).
+//    Ms blocked in calls count as threads: Config::max_threads bounds them
+//    (Go's SetMaxThreads, 10000), and going past it is fatal, as in Go.
+//    Stage 5 makes the hand-off lazy: sysmon takes the P only from calls
+//    that last, and a quick call keeps its P.
+//
+// Everything else is stage 3's scheduler, reused through its extension
+// points (stage3_gmp/runtime.h: poll_network, idle_duty_wanted, idle_wait,
+// wake_m, other_mcall).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "stage3_gmp/runtime.h"
+#include "stage4_syscalls/netpoll.h"
+
+namespace gmp::stage4 {
+
+using stage2::G;
+using stage2::GStatus;
+using stage3::M;
+using stage3::PStatus;
+using stage3::getm;
+using stage3::P;
+using stage3::Chan;
+using stage3::gomaxprocs;
+using stage3::go;
+using stage3::kMaxProcs;
+using stage3::Mutex;
+using stage3::sleep_for;
+using stage3::WaitGroup;
+using stage3::yield;
+
+/// The most Ms a Config may allow.
+inline constexpr int kMaxThreadsLimit = 1'000'000;
+
+/// Stage 3's configuration, plus the thread limit.
+struct Config : stage3::Config {
+  /// Go's debug.SetMaxThreads: the most Ms (OS threads running goroutines,
+  /// including those blocked in system calls). In [2, kMaxThreadsLimit];
+  /// exceeding it at run time is fatal ("thread exhaustion").
+  int max_threads = 10000;
+};
+
+/// Stage 3's counters, plus the poller's and the system calls'.
+struct Stats : stage3::Stats {
+  std::uint64_t syscalls = 0;         ///< blocking() calls
+  std::uint64_t handoffs = 0;         ///< Ps handed to another M for work
+  std::uint64_t exitsyscall_oldp = 0;   ///< returns that took the old P back
+  std::uint64_t exitsyscall_otherp = 0;  ///< ... that took another idle P
+  std::uint64_t exitsyscall_grq = 0;   ///< ... that went to the GRQ and parked
+  std::uint64_t netpolls = 0;          ///< epoll_wait calls
+  std::uint64_t netpoll_blocking = 0;  ///< of which waited (the idle M on duty)
+  std::uint64_t netpoll_events = 0;    ///< descriptor events seen
+  std::uint64_t netpoll_ready = 0;     ///< goroutines readied by the poller
+  std::uint64_t netpoll_timeouts = 0;  ///< waits ended by a deadline
+};
+
+/// A stage 4 runtime: stage 3's scheduler, a network poller, and blocking
+/// calls that hand their P off. Thread safety as in stage 3.
+class Runtime : public stage3::Runtime, private Netpoller::Host {
+ public:
+  /// As stage 3's; gmp::ConfigError also for max_threads out of range or
+  /// below GOMAXPROCS; std::system_error if epoll cannot be set up.
+  explicit Runtime(Config config = {});
+  ~Runtime() override;
+
+  /// Runs `main` as in stage 3 (stage 4's counters start from zero).
+  void run(std::function<void()> main);
+
+  /// Counters of the current or last run().
+  Stats stats() const;
+
+  /// The poller of this runtime (shared with the Conns it made). Internal,
+  /// for net.cc.
+  const std::shared_ptr<Netpoller>& netpoller() const { return poller_; }
+
+  /// Makes runnable the goroutines a poller call returned (`gs` emptied).
+  /// From a goroutine of this runtime: onto its P; from anywhere else (a
+  /// plain thread closing a Conn): onto the GRQ. Internal, for net.cc.
+  void ready_list(std::vector<G*>& gs) override;
+
+  /// The runtime of the calling goroutine, if it is a stage 4 one, else
+  /// null.
+  static Runtime* current() noexcept;
+
+  /// Go's entersyscallblock / exitsyscall, for blocking(): internal.
+  P* entersyscall(M* m, G* gp);
+  void exitsyscall(M* m, G* gp, P* oldp) noexcept;
+
+ protected:
+  G* poll_network(M* m) override;
+  bool idle_duty_wanted() const override;
+  void idle_wait(M* m, Clock::time_point until) override;
+  void wake_m(M* m) override;
+  void other_mcall(M* m, G* gp) override;
+
+ private:
+  static Config checked(Config c);
+  void first_waiter() override;
+  void handoffp(P* pp);
+  bool pidleremove(P* pp);
+  void exitsyscall0(M* m, G* gp);
+  void injectglist(M* m, std::vector<G*>& gs, std::size_t from);
+
+  std::shared_ptr<Netpoller> poller_;  // immutable after construction
+  /// An M is blocked in epoll_wait (Go's sched.lastpoll == 0): others skip
+  /// their non-blocking polls. Relaxed: a hint that saves a system call.
+  std::atomic<bool> poll_blocked_{false};
+
+  // Counters of this run: relaxed atomics, written by any M.
+  std::atomic<std::uint64_t> syscalls_{0}, handoffs_{0}, exit_oldp_{0},
+      exit_otherp_{0}, exit_grq_{0}, netpoll_blocking_{0}, netpoll_ready_{0};
+  std::uint64_t polls_at_start_ = 0, events_at_start_ = 0,
+                timeouts_at_start_ = 0;  // the poller's, when run() began
+};
+
+/// Marks the calling goroutine as in a blocking system call for its
+/// lifetime (Go's entersyscallblock ... exitsyscall); used by blocking().
+/// Goroutine only.
+class SyscallScope {
+ public:
+  /// gmp::UsageError outside a goroutine of a stage 4 runtime, or inside
+  /// another blocking call.
+  SyscallScope();
+  ~SyscallScope();
+  SyscallScope(const SyscallScope&) = delete;
+  SyscallScope& operator=(const SyscallScope&) = delete;
+
+ private:
+  Runtime* rt_;
+  stage3::M* m_;
+  stage2::G* gp_;
+  stage3::P* oldp_;
+};
+
+/// Runs `f()` as a blocking system call and returns what it returns: for
+/// the whole call the goroutine holds its M but no P, which runs other
+/// goroutines meanwhile (on another M). `f` must not call the runtime (go,
+/// channels, yield...): those throw gmp::UsageError there. Exceptions from
+/// `f` pass through after the goroutine has a P again.
+template <class F>
+decltype(auto) blocking(F&& f) {
+  SyscallScope scope;
+  return std::invoke(std::forward<F>(f));
+}
+
+}  // namespace gmp::stage4

@@ -1,0 +1,155 @@
+// Stage 4: blocking system calls (Go's entersyscallblock, handoffp,
+// exitsyscall, exitsyscallfast, exitsyscall0).
+#include <mutex>
+#include <string>
+
+#include "common/check.h"
+#include "common/errors.h"
+#include "common/storeload.h"
+#include "stage2_global_queue/switch.h"
+#include "stage4_syscalls/runtime.h"
+
+namespace gmp::stage4 {
+
+// Go's entersyscallblock: gp, running on m, is about to block in the
+// kernel. Its P leaves at once (handoffp); m keeps only gp. Returns the P,
+// which exitsyscall tries to take back. On gp.
+P* Runtime::entersyscall(M* m, G* gp) {
+  casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
+  P* pp = releasep(m);
+  syscalls_.fetch_add(1, std::memory_order_relaxed);
+  handoffp(pp);
+  return pp;
+}
+
+// Go's handoffp: pp, whose M is blocked, goes to an M that will run its
+// work, or to the idle list. Without sched_.
+void Runtime::handoffp(P* pp) {
+  // Work on its queue or in the GRQ: an M runs it now.
+  if (!pp->runq.stealer().empty() ||
+      grq_size_.load(std::memory_order_relaxed) > 0) {
+    handoffs_.fetch_add(1, std::memory_order_relaxed);
+    startm(pp, /*spinning=*/false);
+    return;
+  }
+  // Nobody looks for work (no spinning M, no idle P): this P's M spins,
+  // so that work submitted meanwhile is found (Go's condition).
+  std::int32_t zero = 0;
+  if (nmspinning_.load(std::memory_order_seq_cst) +
+              npidle_.load(std::memory_order_seq_cst) ==
+          0 &&
+      nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) {
+    handoffs_.fetch_add(1, std::memory_order_relaxed);
+    startm(pp, /*spinning=*/true);
+    return;
+  }
+  std::unique_lock lk(sched_);
+  if (gcwaiting_.load(std::memory_order_relaxed)) {  // a stop of the world
+    pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
+    if (--stopwait_ == 0) stopnote_.wakeup();
+    return;
+  }
+  if (grq_size_.load(std::memory_order_relaxed) > 0 ||
+      (timer_m_ == nullptr && idle_duty_wanted())) {
+    // Work arrived; or timers or I/O waiters and no M watching them (this
+    // was the last M that would have): an M takes the P.
+    lk.unlock();
+    handoffs_.fetch_add(1, std::memory_order_relaxed);
+    startm(pp, /*spinning=*/false);
+    return;
+  }
+  pidleput(pp);
+}
+
+// Takes pp off the idle list if it is there. sched_ held.
+bool Runtime::pidleremove(P* pp) {
+  for (P** link = &pidle_; *link != nullptr; link = &(*link)->link) {
+    if (*link == pp) {
+      *link = pp->link;
+      pp->link = nullptr;
+      npidle_.fetch_sub(1, std::memory_order_seq_cst);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Go's exitsyscall: gp, back from the kernel on m, needs a P to go on.
+// The notes' three steps: its old P if idle; any idle P; else the GRQ, and
+// m parks (exitsyscall0, on g0). Returns running with a P. On gp.
+void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
+  P* pp = nullptr;
+  {
+    std::lock_guard lk(sched_);
+    if (!gcwaiting_.load(std::memory_order_relaxed)) {
+      if (pidleremove(oldp)) {
+        pp = oldp;
+        exit_oldp_.fetch_add(1, std::memory_order_relaxed);
+      } else if ((pp = pidleget()) != nullptr) {
+        exit_otherp_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  if (pp != nullptr) {
+    acquirep(m, pp);
+    casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
+    return;
+  }
+  m->call = stage2::MCall::kExitsyscall;
+  stage2::mcall(m, gp);  // resumed by execute(), on some M with a P
+}
+
+// Go's exitsyscall0, on g0: no P was free for gp. One more look under the
+// lock; else gp waits in the GRQ and m goes idle.
+void Runtime::exitsyscall0(M* m, G* gp) {
+  casgstatus(gp, GStatus::kSyscall, GStatus::kRunnable);
+  P* pp = nullptr;
+  {
+    std::lock_guard lk(sched_);
+    if (!gcwaiting_.load(std::memory_order_relaxed)) pp = pidleget();
+    if (pp == nullptr) globrunqput(gp);
+  }
+  if (pp != nullptr) {
+    exit_otherp_.fetch_add(1, std::memory_order_relaxed);
+    acquirep(m, pp);
+    runqput(pp, gp, /*next=*/true);  // the M's loop runs it next
+    return;
+  }
+  exit_grq_.fetch_add(1, std::memory_order_relaxed);
+  stopm(m);  // with a P when woken, or with none when the run is over
+}
+
+void Runtime::other_mcall(M* m, G* gp) {
+  GMP_CHECK(m->call == stage2::MCall::kExitsyscall,
+            "mstart: an mcall request stage 4 does not know");
+  exitsyscall0(m, gp);
+}
+
+// ---- SyscallScope -------------------------------------------------------------------
+
+SyscallScope::SyscallScope() {
+  M* m = getm();
+  if (m == nullptr || m->curg == nullptr) {
+    throw UsageError(
+        "blocking called outside a goroutine: only goroutines of a running "
+        "stage4::Runtime may call it (a plain thread may simply block)");
+  }
+  if (m->p == nullptr) {
+    throw UsageError(
+        "blocking called inside another blocking call: the goroutine "
+        "already holds no P");
+  }
+  rt_ = dynamic_cast<Runtime*>(m->rt);
+  if (rt_ == nullptr) {
+    throw UsageError(
+        "blocking called from a goroutine of a stage 3 runtime: blocking "
+        "calls need a stage4::Runtime");
+  }
+  m_ = m;
+  gp_ = m->curg;
+  oldp_ = rt_->entersyscall(m, gp_);
+}
+
+SyscallScope::~SyscallScope() { rt_->exitsyscall(m_, gp_, oldp_); }
+
+}  // namespace gmp::stage4
