@@ -8,11 +8,13 @@
 #include "stage1_threadpool/api.h"
 #include "stage2_global_queue/api.h"
 #include "stage3_gmp/api.h"
+#include "stage4_syscalls/api.h"
 
 namespace gmp::bench {
 
 /// Every stage present, in course order.
-using Stages = std::tuple<stage1::Api, stage2::Api, stage3::Api>;
+using Stages =
+    std::tuple<stage1::Api, stage2::Api, stage3::Api, stage4::Api>;
 
 /// Every workload of workloads.h.
 using Workloads =

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "benchmarks/context_switch_bench.h"
+#include "benchmarks/io_bench.h"
 #include "benchmarks/stages.h"
 
 namespace gmp::bench {
@@ -99,6 +100,7 @@ void register_all() {
 
 int main(int argc, char** argv) {
   gmp::bench::register_all();
+  gmp::bench::register_io();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

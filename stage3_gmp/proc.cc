@@ -336,18 +336,22 @@ void Runtime::stopm(M* m) {
     if (m->idle) {  // timed out: nobody took us off the list
       mremove(m);
       run_timers(nullptr, Clock::now());  // no P: readied ones go to the GRQ
-      if (grq_size_.load(std::memory_order_relaxed) > 0) {
-        if (P* pp = pidleget()) m->nextp = pp;  // and run them ourselves
-      }
+    }
+    // Goroutines our timers (stage 4: our poll) readied are in the GRQ: run
+    // them ourselves, whether we timed out or were woken for another
+    // reason (an earlier timer; stage 4: a first I/O waiter).
+    if (m->nextp == nullptr && grq_size_.load(std::memory_order_relaxed) > 0) {
+      if (P* pp = pidleget()) m->nextp = pp;
     }
   }
 }
 
 // If goroutines sleep and no idle M is on timer duty, wakes an idle M
-// (without a P) to take it: it will sleep until the earliest timer.
-// sched_ held.
+// (without a P) to take it: it will sleep until the earliest timer. Only
+// timers need this at once (stage 4's I/O duty is taken by the next M
+// that goes idle, as in Go). sched_ held.
 void Runtime::ensure_timer_m() {
-  if (timer_m_ != nullptr || !idle_duty_wanted()) return;
+  if (timer_m_ != nullptr || timers_.empty()) return;
   if (M* idle = mget()) {
     ++stats_.wakeups;
     wake_m(idle);

@@ -22,6 +22,7 @@
 
 #include "stage3_gmp/api.h"
 #include "stage4_syscalls/api.h"
+#include "stage4_syscalls/sleepers.h"
 
 namespace demo {
 void echo_servers(int want);  // demo_echo.cc
@@ -90,49 +91,12 @@ void handoff_picture() {
               (unsigned long long)s.exitsyscall_grq);
 }
 
-// 8 goroutines each in a 200 ms call, one counting, on 1 P. In stage 3
-// the call holds the M and its P; stage 4 marks it blocking.
-template <class Api, bool kMarked>
-double eight_sleepers_ms(long* counted) {
-  typename Api::Config c;
-  c.procs = 1;
-  c.debug = "";
-  typename Api::Runtime rt(c);
-  double ms = 0;
-  rt.run([&] {
-    auto start = Clock::now();
-    std::atomic<bool> stop{false};
-    typename Api::WaitGroup wg, counter;
-    wg.add(8);
-    counter.add(1);
-    for (int i = 0; i < 8; ++i) {
-      Api::go([&] {
-        if constexpr (kMarked) {
-          gmp::stage4::blocking([] { ::usleep(200'000); });
-        } else {
-          ::usleep(200'000);  // the M, and with it the P, sleep
-        }
-        wg.done();
-      });
-    }
-    Api::go([&] {
-      for (*counted = 0; !stop.load(); ++*counted) Api::yield();
-      counter.done();
-    });
-    wg.wait();
-    ms = ms_since(start);
-    stop.store(true);
-    counter.wait();
-  });
-  return ms;
-}
-
 void eight_sleepers() {
   std::printf("   8 goroutines in 200 ms blocking calls on 1 P, one more "
               "counting:\n");
   long n3 = 0, n4 = 0;
-  double ms3 = eight_sleepers_ms<gmp::stage3::Api, false>(&n3);
-  double ms4 = eight_sleepers_ms<gmp::stage4::Api, true>(&n4);
+  double ms3 = gmp::stage4::eight_sleepers_ms<gmp::stage3::Api, false>(&n3);
+  double ms4 = gmp::stage4::eight_sleepers_ms<gmp::stage4::Api, true>(&n4);
   std::printf("     stage 3 (the call holds the P): %6.0f ms, counter "
               "reached %ld\n", ms3, n3);
   std::printf("     stage 4 (blocking(), P handed off): %6.0f ms, counter "

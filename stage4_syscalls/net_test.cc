@@ -422,6 +422,32 @@ TEST(NetTest, ExitWhileGoroutinesWaitOnIo) {
   EXPECT_EQ(open_fds(), fds_before);
 }
 
+// Stress: one connection, thousands of round trips, many runs. Every
+// round trip parks both sides on the poller, so the idle M on duty is woken
+// to poll again and again; a goroutine it readied while being woken must
+// still run (a lost wake-up once left it in the GRQ with every P idle).
+TEST(NetTest, StressPingPongOverOneConnection) {
+  for (int run = 0; run < 30; ++run) {
+    Runtime rt(procs(1 + run % 2));
+    int trips = 0;
+    rt.run([&] {
+      Listener l = listen("127.0.0.1:0");
+      go([&] {
+        Conn s = l.accept();
+        char b[64];
+        while (std::size_t n = s.read(b, sizeof b)) s.write(b, n);
+      });
+      Conn c = dial(l.address());
+      char b[64] = {};
+      for (; trips < 1000; ++trips) {
+        c.write(b, sizeof b);
+        if (read_n(c, sizeof b).size() != sizeof b) break;
+      }
+    });
+    ASSERT_EQ(trips, 1000) << "run " << run;
+  }
+}
+
 // Stress over seeds: pairs of goroutines exchange random-sized messages
 // through TCP and pipes, with GOMAXPROCS changes; every byte checked.
 TEST(NetTest, StressRandomTrafficOverSeeds) {

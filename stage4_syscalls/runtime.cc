@@ -46,18 +46,28 @@ Runtime::Runtime(Config config)
   poller_->attach(this, static_cast<const stage3::Runtime*>(this));
 }
 
-// The first goroutine to wait on a descriptor: an idle M must watch the
-// network, or the wait could last until a busy M runs out of work (Go
-// leaves that to sysmon's poll every 10 ms; stage 5). If the M on duty
-// sleeps on its Note (only timers so far), it is woken to poll instead.
+// The first goroutine to wait on a descriptor, about to park: if its M
+// has nothing else to run, that M goes idle next and takes the duty of
+// polling itself. Otherwise an idle M must watch the network, or the wait
+// could last until the busy M runs out of work (Go leaves that to sysmon's
+// poll every 10 ms; stage 5). If the M on duty sleeps on its Note (only
+// timers so far), it is woken to poll instead.
 void Runtime::first_waiter() {
   if (poll_blocked_.load(std::memory_order_relaxed)) return;  // one polls
+  M* self = getm();
+  if (self->p->runq.stealer().empty() &&
+      grq_size_.load(std::memory_order_relaxed) == 0) {
+    return;  // we go idle after this park, and poll
+  }
   std::lock_guard lk(sched_);
-  if (timer_m_ != nullptr && timer_m_->idle) {
-    mremove(timer_m_);
-    wake_m(timer_m_);  // it parks again at once, on duty, polling
-  } else {
-    ensure_timer_m();
+  if (timer_m_ != nullptr) {
+    if (timer_m_->idle) {  // on duty for timers only: poll as well
+      mremove(timer_m_);
+      wake_m(timer_m_);  // it parks again at once, on duty, polling
+    }
+  } else if (M* idle = mget()) {  // nobody on duty: an idle M takes it
+    ++stats_.wakeups;
+    wake_m(idle);
   }
 }
 
