@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -292,6 +293,9 @@ TEST(NetTest, EndOfFileResetAndBrokenPipe) {
 }
 
 TEST(NetTest, DialRefusedAndBadAddresses) {
+  addrinfo* ai = nullptr;
+  const bool localhost_resolves = getaddrinfo("localhost", "80", nullptr, &ai) == 0;
+  if (ai != nullptr) freeaddrinfo(ai);
   Runtime rt(procs(1));
   int refused = 0;
   rt.run([&] {
@@ -308,16 +312,19 @@ TEST(NetTest, DialRefusedAndBadAddresses) {
     EXPECT_THROW(dial("127.0.0.1"), UsageError);          // no port
     EXPECT_THROW(dial("::1:80"), UsageError);             // v6 without []
     EXPECT_THROW(listen("127.0.0.1:70000"), UsageError);  // port range
-    EXPECT_THROW(dial("no-such-host.invalid:80"), NetError);
     // A name goes through the resolver, in a blocking call.
-    Listener named = listen("localhost:0");
-    Conn c = dial("localhost:" + std::to_string(named.port()));
-    Conn s = named.accept();
-    c.write("hi");
-    EXPECT_EQ(read_n(s, 2), "hi");
+    EXPECT_THROW(dial("no-such-host.invalid:80"), NetError);
+    if (localhost_resolves) {  // not in every minimal system (no /etc/hosts)
+      Listener named = listen("localhost:0");
+      Conn c = dial("localhost:" + std::to_string(named.port()));
+      Conn s = named.accept();
+      c.write("hi");
+      EXPECT_EQ(read_n(s, 2), "hi");
+    }
   });
   EXPECT_EQ(refused, ECONNREFUSED);
-  EXPECT_GE(rt.stats().syscalls, 2u) << "names were not resolved in blocking calls";
+  EXPECT_GE(rt.stats().syscalls, localhost_resolves ? 3u : 1u)
+      << "names were not resolved in blocking calls";
 }
 
 // Out of descriptors: accept fails with EMFILE, clearly; the connection
