@@ -20,13 +20,15 @@ namespace gmp::stage2 {
 
 /// What a goroutine asks its M's g0 to do once it has switched to it (Go
 /// passes a function to mcall: park_m, gosched_m, goexit0, and from stage
-/// 4 on exitsyscall0: back from a blocking call, the goroutine found no P).
+/// 4 on exitsyscall0: back from a blocking call, the goroutine found no P;
+/// from stage 5 on gopreempt_m: the goroutine was preempted).
 enum class MCall : unsigned char {
   kNone,
   kPark,
   kGosched,
   kGoexit,
   kExitsyscall,
+  kPreempt,
 };
 
 /// The core of an M (an OS thread that runs goroutines): its g0 and the

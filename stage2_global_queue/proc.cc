@@ -189,6 +189,7 @@ void Runtime::mstart(M* m) {
       case MCall::kGoexit: goexit0(m, gp); break;
       case MCall::kNone:
       case MCall::kExitsyscall:  // stage 4's; stage 2 has no blocking calls
+      case MCall::kPreempt:      // stage 5's; stage 2 does not preempt
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
   }

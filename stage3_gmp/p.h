@@ -62,7 +62,13 @@ struct P {
   LocalRunQueue<256> runq;
 
   // Owner M only (the M holding the P).
-  std::atomic<std::uint32_t> schedtick{0};  ///< non-inherited runs (traces)
+  std::atomic<std::uint32_t> schedtick{0};  ///< non-inherited runs (traces,
+                                            ///< stage 5's sysmon)
+  /// Stage 5: sysmon asks the goroutine running here to yield (Go's
+  /// gp.preempt). Set by sysmon, consumed at the goroutine's next safe
+  /// point; a new time slice (execute) voids it. Relaxed: a request, not a
+  /// hand-over of data.
+  std::atomic<bool> preempt{false};
   stage2::G* gfree = nullptr;  ///< dead Gs with stacks (Go's p.gFree)
   std::atomic<int> gfreecnt{0};            ///< their number (traces read it)
   std::uint64_t goidcache = 0;     ///< next goroutine id of this P's batch

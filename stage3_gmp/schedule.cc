@@ -78,7 +78,10 @@ void Runtime::mstart(M* m) {
       case stage2::MCall::kPark: park_m(m, gp); break;
       case stage2::MCall::kGosched: gosched_m(m, gp); break;
       case stage2::MCall::kGoexit: goexit0(m, gp); break;
-      case stage2::MCall::kExitsyscall: other_mcall(m, gp); break;
+      case stage2::MCall::kExitsyscall:  // stage 4
+      case stage2::MCall::kPreempt:      // stage 5
+        other_mcall(m, gp);
+        break;
       case stage2::MCall::kNone:
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
@@ -231,9 +234,10 @@ void Runtime::execute(M* m, G* gp, bool inherit_time) {
   P* pp = m->p;
   if (inherit_time) {
     PCounters::inc(pp->counters.runnext_hits);
-  } else {
+  } else {  // a new time slice
     pp->schedtick.store(pp->schedtick.load(std::memory_order_relaxed) + 1,
                         std::memory_order_relaxed);
+    pp->preempt.store(false, std::memory_order_relaxed);
   }
   PCounters::inc(pp->counters.context_switches);
   casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);

@@ -292,6 +292,7 @@ void Netpoller::poll(Clock::time_point until, std::vector<G*>& out) {
   int n = epoll_wait_until(epfd_, ev, block ? until : now);
   if (block) poll_until_.store(INT64_MAX, std::memory_order_release);
   polls_.fetch_add(1, std::memory_order_relaxed);
+  last_poll_ns_.store(to_ns(Clock::now()), std::memory_order_relaxed);
   if (n > 0) opened_.load(std::memory_order_acquire);  // see netpoll.h
   if (n < 0 && errno != EINTR) {
     fatal(std::string("netpoll: epoll_wait failed: ") + std::strerror(errno));

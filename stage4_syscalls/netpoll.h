@@ -114,6 +114,13 @@ class Netpoller {
     return waiters_.load(std::memory_order_relaxed);
   }
 
+  /// When the last poll() returned (stage 5's sysmon polls when nobody has
+  /// for 10 ms). Relaxed: a hint.
+  Clock::time_point last_poll() const noexcept {
+    return Clock::time_point(std::chrono::nanoseconds(
+        last_poll_ns_.load(std::memory_order_relaxed)));
+  }
+
   /// The earliest armed deadline, or max.
   Clock::time_point earliest_deadline();
 
@@ -154,6 +161,7 @@ class Netpoller {
   /// epoch; max when none): a deadline armed earlier must interrupt it.
   std::atomic<std::int64_t> poll_until_{INT64_MAX};
   std::atomic<std::uint64_t> polls_{0}, events_{0}, timeouts_{0};
+  std::atomic<std::int64_t> last_poll_ns_{0};  // see last_poll()
   /// Bumped (release) by open() before epoll_ctl, read (acquire) by poll()
   /// after epoll_wait: the kernel orders a registration before its events,
   /// and this states that order in C++ terms, so that a new PollDesc's

@@ -142,7 +142,7 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   void wake_m(M* m) override;
   void other_mcall(M* m, G* gp) override;
 
- private:
+ protected:  // stage 5 builds on what follows
   static Config checked(Config c);
   void first_waiter() override;
   void handoffp(P* pp);

@@ -1,0 +1,23 @@
+// Stage 5's safe point for cooperative preemption: GCC calls
+// __cyg_profile_func_enter at the entry of every function compiled with
+// -finstrument-functions (the user's code; see BUILD), as Go's compiler put
+// a stack-bound check in every function prologue. This file and the runtime
+// are not instrumented.
+#include "stage3_gmp/m.h"
+#include "stage5_preemption/runtime.h"
+
+extern "C" {
+
+__attribute__((no_instrument_function)) void __cyg_profile_func_enter(
+    void* /*fn*/, void* /*call_site*/) {
+  auto* m = gmp::stage3::getm();  // one opaque TLS read
+  if (m == nullptr || m->curg == nullptr || m->p == nullptr) return;
+  // Only stage 5's sysmon sets the flag, so the runtime is a stage 5 one.
+  if (!m->p->preempt.load(std::memory_order_relaxed)) return;
+  static_cast<gmp::stage5::Runtime*>(m->rt)->preempt_now(m);
+}
+
+__attribute__((no_instrument_function)) void __cyg_profile_func_exit(
+    void* /*fn*/, void* /*call_site*/) {}
+
+}  // extern "C"

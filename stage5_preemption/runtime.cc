@@ -1,0 +1,178 @@
+// Stage 5: the runtime around stage 4's, and sysmon (Go's sysmon, retake).
+#include "stage5_preemption/runtime.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "common/errors.h"
+#include "stage2_global_queue/switch.h"
+#include "stage2_global_queue/tls.h"
+
+namespace gmp::stage5 {
+
+namespace {
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+constexpr microseconds kSysmonMinDelay{20};     // Go's sysmon: 20 us ...
+constexpr microseconds kSysmonMaxDelay{10000};  // ... doubling to 10 ms
+constexpr int kQuietRounds = 50;                // before the doubling starts
+constexpr milliseconds kForcePoll{10};          // poll if nobody has for this
+}  // namespace
+
+Config Runtime::checked(Config c) {
+  if (c.time_slice < microseconds(100) || c.time_slice > std::chrono::seconds(10)) {
+    throw ConfigError(
+        "stage5::Config.time_slice = " + std::to_string(c.time_slice.count()) +
+        " ns is invalid: it must be between 100 us and 10 s");
+  }
+  return c;
+}
+
+Runtime::Runtime(Config config)
+    : stage4::Runtime(checked(config)),
+      preempt_(config.preempt),
+      time_slice_(config.time_slice) {}
+
+Runtime::~Runtime() = default;
+
+void Runtime::run(std::function<void()> main) {
+  if (stage2::getm_core() != nullptr || !main) {
+    stage4::Runtime::run(std::move(main));  // it reports the misuse
+    return;
+  }
+  {
+    std::lock_guard lk(sysmon_mu_);
+    if (sysmon_.joinable()) {
+      throw UsageError("Runtime::run called while this runtime is running");
+    }
+    for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
+                    &preemptions_}) {
+      c->store(0, std::memory_order_relaxed);
+    }
+    ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
+    sysmon_stop_.clear();
+    sysmon_ = std::thread(&Runtime::sysmon, this);
+  }
+  auto stop_sysmon = [this] {
+    std::lock_guard lk(sysmon_mu_);
+    sysmon_stop_.wakeup();
+    sysmon_.join();
+  };
+  try {
+    stage4::Runtime::run(std::move(main));
+  } catch (...) {
+    stop_sysmon();
+    throw;
+  }
+  stop_sysmon();
+}
+
+Stats Runtime::stats() const {
+  Stats s;
+  static_cast<stage4::Stats&>(s) = stage4::Runtime::stats();
+  s.sysmon_wakes = sysmon_wakes_.load(std::memory_order_relaxed);
+  s.sysmon_netpolls = sysmon_netpolls_.load(std::memory_order_relaxed);
+  s.preempt_requests = preempt_requests_.load(std::memory_order_relaxed);
+  s.preemptions = preemptions_.load(std::memory_order_relaxed);
+  return s;
+}
+
+// ---- sysmon -----------------------------------------------------------------------
+
+// Go's sysmon: a thread without a P. It sleeps 20 us while it finds
+// things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
+void Runtime::sysmon() {
+  microseconds delay = kSysmonMinDelay;
+  int idle = 0;
+  for (;;) {
+    if (idle == 0) {
+      delay = kSysmonMinDelay;
+    } else if (idle > kQuietRounds) {
+      delay = std::min(delay * 2, kSysmonMaxDelay);
+    }
+    if (sysmon_stop_.tsleep(delay)) return;  // the run is over
+    sysmon_wakes_.fetch_add(1, std::memory_order_relaxed);
+    Clock::time_point now = Clock::now();
+    bool acted = sysmon_netpoll(now);
+    acted |= retake(now);
+    idle = acted ? 0 : idle + 1;
+  }
+}
+
+// Poll the network if goroutines wait on it and nobody has polled for
+// 10 ms (every M busy): what is ready waits in the GRQ for a P.
+bool Runtime::sysmon_netpoll(Clock::time_point now) {
+  if (poller_->waiters() == 0 || poll_blocked_.load(std::memory_order_relaxed) ||
+      now - poller_->last_poll() < kForcePoll) {
+    return false;
+  }
+  std::vector<G*> gs;
+  poller_->poll(Clock::time_point::min(), gs);
+  sysmon_netpolls_.fetch_add(1, std::memory_order_relaxed);
+  if (gs.empty()) return false;
+  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+  ready_list(gs);  // from a plain thread: the GRQ, and wakep
+  return true;
+}
+
+// Go's retake (its preemption half): a P whose schedtick has not moved for
+// a time slice has run one goroutine (or one runnext chain) that long.
+bool Runtime::retake(Clock::time_point now) {
+  std::vector<P*> ps;  // the Ps of this moment, read under the sched lock
+  {
+    std::lock_guard lk(sched_);
+    int procs = gomaxprocs_.load(std::memory_order_relaxed);
+    for (int i = 0; i < procs; ++i) ps.push_back(allp_[i].get());
+  }
+  bool acted = false;
+  for (P* pp : ps) {
+    Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
+    std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
+    if (pp->status.load(std::memory_order_relaxed) != stage3::PStatus::kRunning ||
+        tick != t.schedtick || t.since == Clock::time_point{}) {
+      t.schedtick = tick;  // a new slice began since we last looked
+      t.since = now;
+      continue;
+    }
+    if (preempt_ == Preempt::kNone || now - t.since < time_slice_) continue;
+    if (!pp->preempt.exchange(true, std::memory_order_relaxed)) {
+      preempt_requests_.fetch_add(1, std::memory_order_relaxed);  // preemptone
+      acted = true;
+    }
+  }
+  return acted;
+}
+
+// ---- Preemption -------------------------------------------------------------------
+
+// On the goroutine, at a safe point that found its P's request: switch to
+// g0, which queues it on the GRQ (gopreempt_m).
+void Runtime::preempt_now(M* m) {
+  m->p->preempt.store(false, std::memory_order_relaxed);
+  preemptions_.fetch_add(1, std::memory_order_relaxed);
+  m->call = stage2::MCall::kPreempt;
+  stage2::mcall(m, m->curg);
+}
+
+// Go's gopreempt_m (goschedImpl): the preempted goroutine goes to the GRQ,
+// behind everything queued there, and this M schedules another.
+void Runtime::gopreempt_m(M*, G* gp) {
+  casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
+  {
+    std::lock_guard lk(sched_);
+    globrunqput(gp);
+  }
+  wakep();  // an idle P may take it
+}
+
+void Runtime::other_mcall(M* m, G* gp) {
+  if (m->call == stage2::MCall::kPreempt) {
+    gopreempt_m(m, gp);
+  } else {
+    stage4::Runtime::other_mcall(m, gp);
+  }
+}
+
+}  // namespace gmp::stage5

@@ -1,0 +1,131 @@
+// Stage 5: sysmon and preemption (Go's sysmon, retake, preemptone; proc.go).
+//
+// The monitor that needs no P
+// ===========================
+// Stages 3 and 4 only schedule when a goroutine calls into the runtime. A
+// goroutine that computes for a second keeps its P for a second: the
+// goroutines queued behind it, a sleeper whose time has come, a stop of
+// the world, all wait. Go's answer (1.2 onwards) is sysmon: one more OS
+// thread, which never holds a P and so is never stuck behind a goroutine.
+// It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms, and each
+// time it wakes:
+//   - it polls the network if nobody has for 10 ms, and queues what it
+//     found (an idle P's M runs it, or a busy M at its next look at the
+//     GRQ);
+//   - it compares each running P's schedtick with the snapshot it took
+//     last time (Go's sysmontick): a P whose tick has not moved for
+//     Config::time_slice (10 ms, Go's forcePreemptNS) has run one
+//     goroutine that long, and sysmon asks it to yield (P::preempt; Go's
+//     preemptone). Goroutines that ready each other through runnext share
+//     one slice: execute() ticks only for a non-inherited run.
+//
+// Cooperative preemption (Go before 1.14): the request is honoured at the
+// goroutine's next safe point. Go's compiler put a check in every function
+// prologue (the stack-bound check, whose bound sysmon poisoned); the course
+// gets the same from GCC's -finstrument-functions on the user's code: every
+// instrumented function starts with a call to __cyg_profile_func_enter,
+// which checks the P's flag (preempt.cc). A preempted goroutine goes to the
+// GRQ, as the notes say (Go's gopreempt_m), and the P runs another.
+// Exactly as in Go 1.13, a loop without function calls is never preempted:
+// the notes' example (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main
+// sleeping 5 ms) hangs, which the demo shows with a timeout.
+//
+// Everything else is stage 4's (and through it stage 3's), reused.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/note.h"
+#include "stage4_syscalls/runtime.h"
+
+namespace gmp::stage5 {
+
+using stage4::blocking;
+using stage4::Chan;
+using stage2::GStatus;
+using stage4::G;
+using stage4::go;
+using stage4::gomaxprocs;
+using stage4::M;
+using stage4::Mutex;
+using stage4::P;
+using stage4::sleep_for;
+using stage4::WaitGroup;
+using stage4::yield;
+
+/// How long-running goroutines are stopped.
+enum class Preempt : std::uint8_t {
+  kNone,         ///< never: stage 4's behaviour (sysmon still polls)
+  kCooperative,  ///< at the next function entry of instrumented code
+};
+
+/// Stage 4's configuration, plus sysmon's.
+struct Config : stage4::Config {
+  Preempt preempt = Preempt::kCooperative;
+  /// How long a goroutine (or a runnext chain) may run before sysmon asks
+  /// it to yield (Go's forcePreemptNS, 10 ms). In [100 us, 10 s].
+  std::chrono::nanoseconds time_slice = std::chrono::milliseconds(10);
+};
+
+/// Stage 4's counters, plus sysmon's.
+struct Stats : stage4::Stats {
+  std::uint64_t sysmon_wakes = 0;      ///< times sysmon woke up
+  std::uint64_t sysmon_netpolls = 0;   ///< polls sysmon made (10 ms rule)
+  std::uint64_t preempt_requests = 0;  ///< goroutines asked to yield
+  std::uint64_t preemptions = 0;       ///< goroutines that did
+};
+
+/// A stage 5 runtime: stage 4's, watched by sysmon.
+class Runtime : public stage4::Runtime {
+ public:
+  /// As stage 4's; gmp::ConfigError also for a time_slice out of range.
+  explicit Runtime(Config config = {});
+  ~Runtime() override;
+
+  /// Runs `main` as in stage 4, with sysmon running alongside.
+  void run(std::function<void()> main);
+
+  /// Counters of the current or last run().
+  Stats stats() const;
+
+  /// The preemption mode (immutable).
+  Preempt preempt_mode() const noexcept { return preempt_; }
+
+  /// Go's gopreempt_m, from a safe point of the running goroutine that
+  /// found its P's request: it goes to the GRQ. Internal (preempt.cc).
+  void preempt_now(M* m);
+
+ protected:
+  void other_mcall(M* m, G* gp) override;
+
+ private:
+  static Config checked(Config c);
+  void sysmon();
+  bool retake(Clock::time_point now);
+  bool sysmon_netpoll(Clock::time_point now);
+  void gopreempt_m(M* m, G* gp);
+
+  const Preempt preempt_;
+  const std::chrono::nanoseconds time_slice_;
+
+  // sysmon's own (its thread only): Go's sysmontick, per P.
+  struct Tick {
+    std::uint32_t schedtick = 0;
+    Clock::time_point since;
+  };
+  std::vector<Tick> ticks_;
+  std::mutex sysmon_mu_;  // guards starting and joining sysmon_
+  std::thread sysmon_;    // running while run() is
+  Note sysmon_stop_;      // woken by run() when the run is over
+
+  std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
+      preempt_requests_{0}, preemptions_{0};
+};
+
+}  // namespace gmp::stage5
