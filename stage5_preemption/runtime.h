@@ -7,8 +7,8 @@
 // goroutines queued behind it, a sleeper whose time has come, a stop of
 // the world, all wait. Go's answer (1.2 onwards) is sysmon: one more OS
 // thread, which never holds a P and so is never stuck behind a goroutine.
-// It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms, and each
-// time it wakes:
+// It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms (but at most
+// a fifth of a time slice while goroutines run), and each time it wakes:
 //   - it polls the network if nobody has for 10 ms, and queues what it
 //     found (an idle P's M runs it, or a busy M at its next look at the
 //     GRQ);
@@ -107,7 +107,7 @@ class Runtime : public stage4::Runtime {
  private:
   static Config checked(Config c);
   void sysmon();
-  bool retake(Clock::time_point now);
+  bool retake(Clock::time_point now, bool* running);
   bool sysmon_netpoll(Clock::time_point now);
   void gopreempt_m(M* m, G* gp);
 
