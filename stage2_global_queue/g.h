@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/sudog.h"
 #include "common/wait_reason.h"
@@ -102,5 +104,14 @@ struct G {
   void* tsan_fiber = nullptr;       ///< ThreadSanitizer's fiber of this G
   void* asan_fake_stack = nullptr;  ///< AddressSanitizer's saved fake stack
 };
+
+/// Go's deadlock report: "all goroutines are asleep - deadlock!", then one
+/// line per goroutine of `waiting` by id ("goroutine 1 [chan receive]:
+/// last ran on M 0, waiting 3 ms"). For the runtimes' checkdead.
+std::string deadlock_report(std::vector<const G*> waiting);
+
+/// The time a sleep of `d` from now ends (max() if that overflows), for
+/// sleep_for.
+std::chrono::steady_clock::time_point wake_time(std::chrono::nanoseconds d);
 
 }  // namespace gmp::stage2

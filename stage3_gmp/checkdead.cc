@@ -4,6 +4,7 @@
 #include <chrono>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/check.h"
@@ -36,22 +37,7 @@ void Runtime::checkdead() {
       if (g->readgstatus() == GStatus::kWaiting) waiting.push_back(g.get());
     }
   }
-  std::sort(waiting.begin(), waiting.end(),
-            [](const G* a, const G* b) { return a->goid < b->goid; });
-  std::string report = "all goroutines are asleep - deadlock!\n\n";
-  auto now = std::chrono::steady_clock::now();
-  for (const G* g : waiting) {
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      now - g->waitsince)
-                      .count();
-    report += "goroutine " + std::to_string(g->goid) + " [" +
-              std::string(to_string(
-                  g->waitreason.load(std::memory_order_relaxed))) +
-              "]: last ran on M " +
-              std::to_string(g->last_m.load(std::memory_order_relaxed)) +
-              ", waiting " + std::to_string(waited) + " ms\n";
-  }
-  fatal(report);
+  fatal(stage2::deadlock_report(std::move(waiting)));
 }
 
 }  // namespace gmp::stage3

@@ -387,12 +387,9 @@ void yield() {
 void sleep_for(std::chrono::nanoseconds d) {
   G* gp = Sched::current_g("sleep_for");
   if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
-  Clock::time_point now = Clock::now();
-  Clock::time_point until = d < Clock::time_point::max() - now
-                                ? now + d
-                                : Clock::time_point::max();
   Sudog<G*> s(gp, gp->goid);
-  if (!stage2::park_current(gp, s, nullptr, WaitReason::kSleep, until)) {
+  if (!stage2::park_current(gp, s, nullptr, WaitReason::kSleep,
+                    stage2::wake_time(d))) {
     throw Goexit{};
   }
 }

@@ -71,13 +71,22 @@ class Ref {
   PollDesc* pd_;
 };
 
-// Takes a reference, or throws what the descriptor's state says.
+// Throws what a wait or an acquire ended with (closed, or timed out).
 [[noreturn]] void throw_wake(Netpoller::Wake w, const std::string& prefix) {
   int err = w == Netpoller::Wake::kClosed ? EBADF : ETIMEDOUT;
   throw NetError(err, prefix + ": " + reason(err));
 }
 
 std::string netname(int family) { return family == AF_INET6 ? "tcp6" : "tcp"; }
+
+// What a Conn's or Listener's destructor does: close the descriptor if it
+// is still open, and give the PollDesc back.
+void release_descriptor(Netpoller* poller, PollDesc*& pd) {
+  if (pd == nullptr) return;
+  poller->close(pd);  // false if closed already: fine here
+  poller->free(pd);
+  pd = nullptr;
+}
 
 }  // namespace
 
@@ -97,12 +106,7 @@ Conn& Conn::operator=(Conn&& other) noexcept {
   return *this;
 }
 
-Conn::~Conn() {
-  if (pd_ == nullptr) return;
-  poller_->close(pd_);  // false if closed already: fine here
-  poller_->free(pd_);
-  pd_ = nullptr;
-}
+Conn::~Conn() { release_descriptor(poller_.get(), pd_); }
 
 [[noreturn]] void Conn::fail(const char* op, int err) const {
   std::string where = std::string(op) + " " + net_;
@@ -118,12 +122,18 @@ void Conn::wait(const char* op, PollMode mode) {
   }
 }
 
-std::size_t Conn::read(void* buf, std::size_t n) {
-  if (pd_ == nullptr) fail("read", EBADF);
-  need_owner("Conn::read", *poller_);
-  if (auto w = poller_->acquire(pd_, PollMode::kRead); w != Netpoller::Wake::kRetry) {
-    fail("read", w == Netpoller::Wake::kClosed ? EBADF : ETIMEDOUT);
+// The start of a call: a goroutine of the owner, a descriptor open and
+// within its deadline; a reference taken (released by the caller's Ref).
+void Conn::enter(const char* op, const char* api, PollMode mode) {
+  if (pd_ == nullptr) fail(op, EBADF);
+  if (api != nullptr) need_owner(api, *poller_);
+  if (auto w = poller_->acquire(pd_, mode); w != Netpoller::Wake::kRetry) {
+    fail(op, w == Netpoller::Wake::kClosed ? EBADF : ETIMEDOUT);
   }
+}
+
+std::size_t Conn::read(void* buf, std::size_t n) {
+  enter("read", "Conn::read", PollMode::kRead);
   Ref ref(*poller_, pd_);
   for (;;) {
     ssize_t r = ::read(pd_->fd, buf, n);
@@ -135,11 +145,7 @@ std::size_t Conn::read(void* buf, std::size_t n) {
 }
 
 void Conn::write(const void* buf, std::size_t n) {
-  if (pd_ == nullptr) fail("write", EBADF);
-  need_owner("Conn::write", *poller_);
-  if (auto w = poller_->acquire(pd_, PollMode::kWrite); w != Netpoller::Wake::kRetry) {
-    fail("write", w == Netpoller::Wake::kClosed ? EBADF : ETIMEDOUT);
-  }
+  enter("write", "Conn::write", PollMode::kWrite);
   Ref ref(*poller_, pd_);
   const char* p = static_cast<const char*>(buf);
   bool socket = net_ != "pipe";
@@ -163,12 +169,9 @@ void Conn::close() {
 }
 
 void Conn::close_write() {
-  if (pd_ == nullptr) fail("close_write", EBADF);
   if (net_ == "pipe") throw UsageError("close_write called on a pipe: close the write end instead");
-  if (poller_->acquire(pd_, PollMode::kWrite) == Netpoller::Wake::kClosed) {
-    fail("close_write", EBADF);
-  }
-  Ref ref(*poller_, pd_);
+  enter("close_write", nullptr, PollMode::kWrite);  // (a timeout took no
+  Ref ref(*poller_, pd_);                            // reference: now it fails)
   if (::shutdown(pd_->fd, SHUT_WR) != 0) fail("close_write", errno);
 }
 
@@ -201,12 +204,7 @@ Listener& Listener::operator=(Listener&& other) noexcept {
   return *this;
 }
 
-Listener::~Listener() {
-  if (pd_ == nullptr) return;
-  poller_->close(pd_);
-  poller_->free(pd_);
-  pd_ = nullptr;
-}
+Listener::~Listener() { release_descriptor(poller_.get(), pd_); }
 
 void Listener::close() {
   if (pd_ == nullptr || !poller_->close(pd_)) {

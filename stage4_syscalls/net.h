@@ -74,7 +74,8 @@ class Conn {
   void set_read_deadline(Clock::time_point t);
   void set_write_deadline(Clock::time_point t);
 
-  /// Half-close: no more writes (the peer reads end of file). TCP only.
+  /// Half-close: no more writes (the peer reads end of file). TCP only;
+  /// NetError once closed, or once the write deadline has passed.
   void close_write();
 
   /// "127.0.0.1:5000", "[::1]:5000", or "pipe".
@@ -93,6 +94,7 @@ class Conn {
       : poller_(std::move(poller)), pd_(pd), net_(std::move(net)),
         laddr_(std::move(laddr)), raddr_(std::move(raddr)) {}
   [[noreturn]] void fail(const char* op, int err) const;
+  void enter(const char* op, const char* api, PollMode mode);
   void wait(const char* op, PollMode mode);
 
   std::shared_ptr<Netpoller> poller_;  // keeps the PollDesc's memory alive

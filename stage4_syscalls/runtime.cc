@@ -155,15 +155,21 @@ void Runtime::ready_list(std::vector<G*>& gs) {
       make_runnable(gp);
       runqput(m->p, gp, /*next=*/false);
     }
+    gs.clear();
   } else {  // a plain thread, or another runtime's goroutine: the GRQ
-    std::lock_guard lk(sched_);
-    for (G* gp : gs) {
-      make_runnable(gp);
-      globrunqput(gp);
-    }
+    inject_global(gs);
+  }
+  wakep();
+}
+
+// gs (waiting, claimed) become runnable on the GRQ; gs is emptied.
+void Runtime::inject_global(std::vector<G*>& gs) {
+  std::lock_guard lk(sched_);
+  for (G* gp : gs) {
+    make_runnable(gp);
+    globrunqput(gp);
   }
   gs.clear();
-  wakep();
 }
 
 // Stage 3's idle M on duty watched the timers; stage 4's also watches the
@@ -187,12 +193,7 @@ void Runtime::idle_wait(M* m, Clock::time_point until) {
   poll_blocked_.store(false, std::memory_order_relaxed);
   if (gs.empty()) return;
   netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
-  std::lock_guard lk(sched_);
-  for (G* gp : gs) {
-    make_runnable(gp);
-    globrunqput(gp);
-  }
-  gs.clear();
+  inject_global(gs);
 }
 
 // Taking an idle M off the list wakes it: from its Note, and, if it is the

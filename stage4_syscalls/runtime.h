@@ -149,6 +149,7 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   bool pidleremove(P* pp);
   void exitsyscall0(M* m, G* gp);
   void injectglist(M* m, std::vector<G*>& gs, std::size_t from);
+  void inject_global(std::vector<G*>& gs);
 
   std::shared_ptr<Netpoller> poller_;  // immutable after construction
   /// An M is blocked in epoll_wait (Go's sched.lastpoll == 0): others skip

@@ -128,10 +128,11 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
 // Go's retake (its preemption half): a P whose schedtick has not moved for
 // a time slice has run one goroutine (or one runnext chain) that long.
 bool Runtime::retake(Clock::time_point now, bool* running) {
-  std::vector<P*> ps;  // the Ps of this moment, read under the sched lock
+  std::vector<P*>& ps = sysmon_ps_;  // the Ps of this moment, under the lock
   {
     std::lock_guard lk(sched_);
     int procs = gomaxprocs_.load(std::memory_order_relaxed);
+    ps.clear();  // keeps its capacity: no allocation per wake
     for (int i = 0; i < procs; ++i) ps.push_back(allp_[i].get());
   }
   bool acted = false;

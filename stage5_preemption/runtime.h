@@ -120,6 +120,7 @@ class Runtime : public stage4::Runtime {
     Clock::time_point since;
   };
   std::vector<Tick> ticks_;
+  std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::mutex sysmon_mu_;  // guards starting and joining sysmon_
   std::thread sysmon_;    // running while run() is
   Note sysmon_stop_;      // woken by run() when the run is over
