@@ -14,9 +14,16 @@ namespace gmp::stage3 {
 struct M;
 
 /// Go's P states: _Pidle (on the idle list), _Prunning (held by an M),
-/// _Pgcstop (stopped by stop-the-world), and, for Ps removed by a
-/// GOMAXPROCS decrease, dead.
-enum class PStatus : std::uint8_t { kIdle, kRunning, kStopped, kDead };
+/// _Psyscall (stage 5: left by an M gone into a blocking call, which takes
+/// it back on return unless sysmon retook it), _Pgcstop (stopped by
+/// stop-the-world), and, for Ps removed by a GOMAXPROCS decrease, dead.
+enum class PStatus : std::uint8_t {
+  kIdle,
+  kRunning,
+  kSyscall,  ///< stage 5: its M is in a blocking call and may come back
+  kStopped,
+  kDead,
+};
 
 /// Counters of one P, for benchmarks. Written only by the M holding the P
 /// (relaxed atomics: others read them for Runtime::stats()).
@@ -54,7 +61,9 @@ struct P {
 
   /// Changed under the sched lock (acquirep, releasep, the idle list,
   /// stop-the-world); read by thieves and traces without it (relaxed: a
-  /// hint, as in Go).
+  /// hint, as in Go). Stage 5 only: kSyscall is left without the lock by
+  /// the M entering a call (release), and taken back by whoever wins a
+  /// compare-exchange from it (acq_rel: the winner owns the P's queue).
   std::atomic<PStatus> status{PStatus::kIdle};
 
   /// The local run queue: its Owner handle belongs to the M holding the P,

@@ -31,6 +31,18 @@ M* Runtime::stop_the_world(bool exiting) {
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
     --stopwait_;
   }
+  // Stage 5: a P left by an M in a blocking call is taken as it is (Go's
+  // CAS from _Psyscall to _Pgcstop); the call's return finds it gone. The
+  // exchange races with that return and with sysmon's retake: one wins.
+  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
+    PStatus s = PStatus::kSyscall;
+    // seq_cst: the load half of a Dekker pair with stage 5's entersyscall
+    // (it stores kSyscall, then loads gcwaiting_).
+    if (allp_[i]->status.compare_exchange_strong(s, PStatus::kStopped,
+                                                 std::memory_order_seq_cst)) {
+      --stopwait_;
+    }
+  }
   bool wait = stopwait_ > 0;
   stopnote_.clear();
   lk.unlock();

@@ -132,8 +132,9 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   static Runtime* current() noexcept;
 
   /// Go's entersyscallblock / exitsyscall, for blocking(): internal.
-  P* entersyscall(M* m, G* gp);
-  void exitsyscall(M* m, G* gp, P* oldp) noexcept;
+  /// Virtual: stage 5 makes the hand-off lazy (Go's entersyscall).
+  virtual P* entersyscall(M* m, G* gp);
+  virtual void exitsyscall(M* m, G* gp, P* oldp) noexcept;
 
  protected:
   G* poll_network(M* m) override;

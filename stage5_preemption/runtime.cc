@@ -33,7 +33,8 @@ Config Runtime::checked(Config c) {
 Runtime::Runtime(Config config)
     : stage4::Runtime(checked(config)),
       preempt_(config.preempt),
-      time_slice_(config.time_slice) {}
+      time_slice_(config.time_slice),
+      syscalltick_(new std::atomic<std::uint32_t>[allp_.capacity()]()) {}
 
 Runtime::~Runtime() = default;
 
@@ -48,7 +49,7 @@ void Runtime::run(std::function<void()> main) {
       throw UsageError("Runtime::run called while this runtime is running");
     }
     for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
-                    &preemptions_}) {
+                    &preemptions_, &syscalls_fast_, &syscall_retakes_}) {
       c->store(0, std::memory_order_relaxed);
     }
     ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
@@ -76,6 +77,8 @@ Stats Runtime::stats() const {
   s.sysmon_netpolls = sysmon_netpolls_.load(std::memory_order_relaxed);
   s.preempt_requests = preempt_requests_.load(std::memory_order_relaxed);
   s.preemptions = preemptions_.load(std::memory_order_relaxed);
+  s.syscalls_fast = syscalls_fast_.load(std::memory_order_relaxed);
+  s.syscall_retakes = syscall_retakes_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -125,8 +128,9 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
   return true;
 }
 
-// Go's retake (its preemption half): a P whose schedtick has not moved for
-// a time slice has run one goroutine (or one runnext chain) that long.
+// Go's retake: Ps left in system calls go to other Ms (syscall.cc), and a
+// P whose schedtick has not moved for a time slice has run one goroutine
+// (or one runnext chain) that long: it is asked to yield.
 bool Runtime::retake(Clock::time_point now, bool* running) {
   std::vector<P*>& ps = sysmon_ps_;  // the Ps of this moment, under the lock
   {
@@ -139,22 +143,35 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
   *running = false;
   for (P* pp : ps) {
     Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
-    std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
-    bool p_running =
-        pp->status.load(std::memory_order_relaxed) == stage3::PStatus::kRunning;
-    *running |= p_running;
-    if (!p_running || tick != t.schedtick || t.since == Clock::time_point{}) {
-      t.schedtick = tick;  // a new slice began since we last looked
-      t.since = now;
-      continue;
-    }
-    if (preempt_ == Preempt::kNone || now - t.since < time_slice_) continue;
-    if (!pp->preempt.exchange(true, std::memory_order_relaxed)) {
-      preempt_requests_.fetch_add(1, std::memory_order_relaxed);  // preemptone
-      acted = true;
+    switch (pp->status.load(std::memory_order_relaxed)) {
+      case PStatus::kSyscall:
+        *running = true;
+        acted |= retake_syscall(pp, t, now);
+        break;
+      case PStatus::kRunning:
+        *running = true;
+        acted |= preempt_long_run(pp, t, now);
+        break;
+      default:
+        t.since = Clock::time_point{};  // idle or stopped: no slice runs
+        break;
     }
   }
   return acted;
+}
+
+// The preemption half of retake (Go's preemptone after a 10 ms slice).
+bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
+  std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
+  if (tick != t.schedtick || t.since == Clock::time_point{}) {
+    t.schedtick = tick;  // a new slice began since we last looked
+    t.since = now;
+    return false;
+  }
+  if (preempt_ == Preempt::kNone || now - t.since < time_slice_) return false;
+  if (pp->preempt.exchange(true, std::memory_order_relaxed)) return false;
+  preempt_requests_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 // ---- Preemption -------------------------------------------------------------------

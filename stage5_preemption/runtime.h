@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -55,6 +56,7 @@ using stage4::gomaxprocs;
 using stage4::M;
 using stage4::Mutex;
 using stage4::P;
+using stage4::PStatus;
 using stage4::sleep_for;
 using stage4::WaitGroup;
 using stage4::yield;
@@ -79,6 +81,8 @@ struct Stats : stage4::Stats {
   std::uint64_t sysmon_netpolls = 0;   ///< polls sysmon made (10 ms rule)
   std::uint64_t preempt_requests = 0;  ///< goroutines asked to yield
   std::uint64_t preemptions = 0;       ///< goroutines that did
+  std::uint64_t syscalls_fast = 0;     ///< calls that kept their P
+  std::uint64_t syscall_retakes = 0;   ///< Ps sysmon took from calls
 };
 
 /// A stage 5 runtime: stage 4's, watched by sysmon.
@@ -101,13 +105,22 @@ class Runtime : public stage4::Runtime {
   /// found its P's request: it goes to the GRQ. Internal (preempt.cc).
   void preempt_now(M* m);
 
+  /// Go's entersyscall: the P stays, marked kSyscall (syscall.cc).
+  P* entersyscall(M* m, G* gp) override;
+  /// Go's exitsyscall: the P back at the cost of one compare-exchange
+  /// (exitsyscallfast), else stage 4's three steps.
+  void exitsyscall(M* m, G* gp, P* oldp) noexcept override;
+
  protected:
   void other_mcall(M* m, G* gp) override;
 
  private:
   static Config checked(Config c);
   void sysmon();
+  struct Tick;
   bool retake(Clock::time_point now, bool* running);
+  bool retake_syscall(P* pp, Tick& t, Clock::time_point now);
+  bool preempt_long_run(P* pp, Tick& t, Clock::time_point now);
   bool sysmon_netpoll(Clock::time_point now);
   void gopreempt_m(M* m, G* gp);
 
@@ -117,16 +130,22 @@ class Runtime : public stage4::Runtime {
   // sysmon's own (its thread only): Go's sysmontick, per P.
   struct Tick {
     std::uint32_t schedtick = 0;
-    Clock::time_point since;
+    Clock::time_point since;  // when schedtick was first seen
+    std::uint32_t syscalltick = 0;
+    Clock::time_point syscallwhen;  // when syscalltick was first seen
   };
   std::vector<Tick> ticks_;
+  /// Go's p.syscalltick, per P id: +1 by the M entering a call with the
+  /// P; read by sysmon (relaxed: compared with a snapshot, no data).
+  std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
   std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::mutex sysmon_mu_;  // guards starting and joining sysmon_
   std::thread sysmon_;    // running while run() is
   Note sysmon_stop_;      // woken by run() when the run is over
 
   std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
-      preempt_requests_{0}, preemptions_{0};
+      preempt_requests_{0}, preemptions_{0}, syscalls_fast_{0},
+      syscall_retakes_{0};
 };
 
 }  // namespace gmp::stage5

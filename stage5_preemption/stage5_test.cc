@@ -181,6 +181,124 @@ TEST(Stage5Test, SysmonPollsTheNetworkWhenEveryMIsBusy) {
   EXPECT_GE(rt.stats().sysmon_netpolls, 1u);
 }
 
+// Go's lazy hand-off: a call that returns quickly takes its P back with one
+// compare-exchange; no other M is woken. (Most calls: one that happened to
+// span two sysmon rounds, on a busy machine, is retaken, correctly.)
+TEST(Stage5Test, AFastSyscallKeepsItsP) {
+  Runtime rt(one_p(Preempt::kCooperative));
+  constexpr int kCalls = 2000;
+  bool same_p_throughout = true;
+  rt.run([&] {
+    for (int i = 0; i < kCalls; ++i) {
+      blocking([] { return ::getppid(); });
+    }
+    same_p_throughout = stage3::getm()->p->id == 0;
+  });
+  Stats s = rt.stats();
+  EXPECT_TRUE(same_p_throughout);
+  EXPECT_EQ(s.syscalls, static_cast<std::uint64_t>(kCalls));
+  EXPECT_GE(s.syscalls_fast, s.syscalls / 2);
+  EXPECT_EQ(s.syscalls_fast + s.exitsyscall_oldp + s.exitsyscall_otherp +
+                s.exitsyscall_grq,
+            s.syscalls);
+  EXPECT_LE(s.syscall_retakes, s.syscalls - s.syscalls_fast);
+}
+
+// A call that lasts: sysmon retakes its P, and the goroutine queued behind
+// it on the only P runs during the call (in stage 3 it would wait).
+TEST(Stage5Test, SysmonRetakesThePOfALongSyscall) {
+  Runtime rt(one_p(Preempt::kCooperative));
+  bool other_ran_during_call = false;
+  rt.run([&] {
+    std::atomic<bool> other_ran{false};
+    WaitGroup wg;
+    wg.add(1);
+    go([&] {
+      other_ran.store(true);
+      wg.done();
+    });
+    // The call waits for the other goroutine (give-up bound: 10 s).
+    other_ran_during_call = blocking([&] {
+      auto give_up = Clock::now() + std::chrono::seconds(10);
+      while (!other_ran.load() && Clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      return other_ran.load();
+    });
+    wg.wait();
+  });
+  EXPECT_TRUE(other_ran_during_call);
+  Stats s = rt.stats();
+  EXPECT_GE(s.syscall_retakes, 1u);
+  EXPECT_EQ(s.syscalls_fast, 0u);
+}
+
+// A stop of the world (a GOMAXPROCS change) takes a P left in a system
+// call as it is: it completes while the call still blocks.
+TEST(Stage5Test, StopTheWorldTakesAPInASyscall) {
+  Config c = one_p(Preempt::kCooperative);
+  c.procs = 2;
+  Runtime rt(c);
+  bool call_still_blocked = false;
+  rt.run([&] {
+    std::atomic<bool> in_call{false}, release{false};
+    WaitGroup wg;
+    wg.add(1);
+    go([&] {
+      blocking([&] {
+        in_call.store(true);
+        auto give_up = Clock::now() + std::chrono::seconds(10);
+        while (!release.load() && Clock::now() < give_up) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+      });
+      wg.done();
+    });
+    while (!in_call.load()) yield();
+    gomaxprocs(1);
+    gomaxprocs(2);
+    call_still_blocked = !release.load();
+    release.store(true);
+    wg.wait();
+  });
+  EXPECT_TRUE(call_still_blocked);
+}
+
+// Stress over seeds: calls of varied length (some returning at once, some
+// retaken) among goroutines exchanging on a channel, 1-2 Ps.
+TEST(Stage5Test, StressLazySyscalls) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    Config c = one_p(Preempt::kCooperative);
+    c.procs = 1 + static_cast<int>(seed % 2);
+    Runtime rt(c);
+    long sum = 0;
+    rt.run([&] {
+      Chan<long> out(2);
+      constexpr int kWorkers = 6;
+      for (int w = 0; w < kWorkers; ++w) {
+        go([&out, w, seed] {
+          long x = 0;
+          for (int i = 0; i < 200; ++i) {
+            unsigned us = (seed * 7 + static_cast<unsigned>(w * i)) % 40;
+            x += blocking([us] {
+              if (us > 30) std::this_thread::sleep_for(std::chrono::microseconds(us * 10));
+              return static_cast<long>(::getppid() > 0);
+            });
+          }
+          out.send(x);
+        });
+      }
+      for (int w = 0; w < kWorkers; ++w) sum += *out.recv();
+    });
+    EXPECT_EQ(sum, 6 * 200) << "seed " << seed;
+    Stats s = rt.stats();
+    EXPECT_EQ(s.syscalls_fast + s.exitsyscall_oldp + s.exitsyscall_otherp +
+                  s.exitsyscall_grq,
+              s.syscalls)
+        << "seed " << seed;
+  }
+}
+
 TEST(Stage5Test, ConfigRejectsBadTimeSlices) {
   Config c = one_p(Preempt::kCooperative);
   c.time_slice = std::chrono::microseconds(10);

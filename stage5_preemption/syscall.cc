@@ -1,0 +1,105 @@
+// Stage 5: the lazy syscall hand-off (Go's entersyscall, exitsyscallfast,
+// entersyscall_gcwait, and the syscall half of retake; proc.go).
+//
+// Stage 4 handed the P off before every blocking call: a call of 200 ns
+// paid for waking another M (and often for making one). Go's answer is to
+// do nothing at all on the way in. entersyscall only marks the P kSyscall
+// and lets go of it; the M keeps a pointer to it (oldp). Then either
+//   - the call returns quickly: exitsyscall takes the P back with one
+//     compare-exchange from kSyscall to kRunning (exitsyscallfast), with
+//     no lock and no other thread involved; or
+//   - the call lasts: sysmon sees the same syscalltick on two of its
+//     rounds (20 us at least) and, if the P has work or nobody else is
+//     looking for work or 10 ms have passed, wins the compare-exchange
+//     from kSyscall to kIdle and hands the P off (stage 4's handoffp).
+//     The call's return then finds its P gone and takes stage 4's three
+//     steps (old P if idle, another idle P, else the GRQ and park).
+// The compare-exchange decides who owns the P (and its run queue): acq_rel
+// so that the winner sees everything the previous owner wrote.
+#include <mutex>
+
+#include "stage2_global_queue/switch.h"
+#include "stage5_preemption/runtime.h"
+
+namespace gmp::stage5 {
+
+namespace {
+constexpr std::chrono::milliseconds kRetakeAnyway{10};  // Go's 10 ms rule
+}  // namespace
+
+// Go's entersyscall (reentersyscall): gp, on m, is about to block in the
+// kernel. Its P stays as it is (queue, cache, runnext) but marked: from
+// now on anyone may take it. On gp.
+P* Runtime::entersyscall(M* m, G* gp) {
+  casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
+  P* pp = releasep(m);
+  syscalls_.fetch_add(1, std::memory_order_relaxed);
+  syscalltick_[static_cast<std::size_t>(pp->id)].fetch_add(
+      1, std::memory_order_relaxed);
+  // seq_cst: a store-then-load against stop_the_world's store of
+  // gcwaiting_ then its compare-exchange of our status (Dekker): either it
+  // sees kSyscall and takes the P, or we see gcwaiting_ below. Also the
+  // release of everything this M wrote as the P's owner.
+  pp->status.store(PStatus::kSyscall, std::memory_order_seq_cst);
+  if (gcwaiting_.load(std::memory_order_seq_cst)) {
+    // Go's entersyscall_gcwait: a stop of the world waits for this P.
+    std::lock_guard lk(sched_);
+    PStatus s = PStatus::kSyscall;
+    if (pp->status.compare_exchange_strong(s, PStatus::kStopped,
+                                           std::memory_order_seq_cst) &&
+        --stopwait_ == 0) {
+      stopnote_.wakeup();
+    }
+  }
+  return pp;
+}
+
+// Go's exitsyscall: the fast path takes the P back if nobody took it;
+// else stage 4's three steps. Returns running with a P. On gp.
+void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
+  PStatus s = PStatus::kSyscall;
+  // acq_rel: pairs with our own release in entersyscall (same thread) and
+  // makes the P ours again before anyone else's compare-exchange.
+  if (oldp->status.compare_exchange_strong(s, PStatus::kRunning,
+                                           std::memory_order_acq_rel)) {
+    syscalls_fast_.fetch_add(1, std::memory_order_relaxed);
+    acquirep(m, oldp);  // Go's wirep
+    casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
+    return;
+  }
+  stage4::Runtime::exitsyscall(m, gp, oldp);  // sysmon or a stop took it
+}
+
+// The syscall half of Go's retake, on sysmon: pp has been in one call for
+// a whole sysmon round. Hand it off, unless it has nothing queued and
+// others are looking for work (then only after 10 ms, so that sysmon can
+// go back to its deep sleep).
+bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
+  std::uint32_t tick =
+      syscalltick_[static_cast<std::size_t>(pp->id)].load(
+          std::memory_order_relaxed);
+  if (tick != t.syscalltick || t.syscallwhen == Clock::time_point{}) {
+    t.syscalltick = tick;  // a call we see for the first time
+    t.syscallwhen = now;
+    return false;
+  }
+  if (pp->runq.stealer().empty() &&
+      nmspinning_.load(std::memory_order_relaxed) +
+              npidle_.load(std::memory_order_relaxed) >
+          0 &&
+      now - t.syscallwhen < kRetakeAnyway) {
+    return false;
+  }
+  PStatus s = PStatus::kSyscall;
+  // acq_rel: we own the P (and its queue) only if we win; see the top.
+  if (!pp->status.compare_exchange_strong(s, PStatus::kIdle,
+                                          std::memory_order_acq_rel)) {
+    return false;  // the call returned, or the world is stopping
+  }
+  syscall_retakes_.fetch_add(1, std::memory_order_relaxed);
+  t.syscallwhen = Clock::time_point{};
+  handoffp(pp);
+  return true;
+}
+
+}  // namespace gmp::stage5
