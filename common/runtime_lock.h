@@ -34,25 +34,28 @@ class RuntimeLock {
     std::uint32_t expected = kUnlocked;
     // acquire: pairs with the release in unlock(); the critical section
     // that follows sees everything the previous holder wrote.
-    if (key_.compare_exchange_strong(expected, kLocked,
-                                     std::memory_order_acquire,
-                                     std::memory_order_relaxed)) {
-      return;
+    if (!key_.compare_exchange_strong(expected, kLocked,
+                                      std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+      lock_slow();
     }
-    lock_slow();
+    ++held_;
   }
 
   /// Takes the lock if it is free; never blocks.
   bool try_lock() noexcept {
     std::uint32_t expected = kUnlocked;
     // acquire: as in lock().
-    return key_.compare_exchange_strong(expected, kLocked,
-                                        std::memory_order_acquire,
-                                        std::memory_order_relaxed);
+    bool taken = key_.compare_exchange_strong(expected, kLocked,
+                                              std::memory_order_acquire,
+                                              std::memory_order_relaxed);
+    held_ += taken ? 1 : 0;
+    return taken;
   }
 
   /// Releases the lock and wakes one sleeper if there may be one.
   void unlock() noexcept {
+    --held_;
     // release: publishes the critical section to the next acquirer.
     if (key_.exchange(kUnlocked, std::memory_order_release) == kSleeping) {
       // The lock may already belong to someone else, or even be destroyed:
@@ -62,12 +65,21 @@ class RuntimeLock {
     }
   }
 
+  /// How many runtime locks the calling thread holds (Go's m.locks). Stage
+  /// 5's preemption signal never stops a goroutine holding one: whoever
+  /// ran next on its P could wait for the lock for ever. Counted per thread,
+  /// since a goroutine's lock is released on the same M (by g0 if it
+  /// parks); a few cycles per lock.
+  static int held_by_this_thread() noexcept { return held_; }
+
  private:
   static constexpr std::uint32_t kUnlocked = 0;
   static constexpr std::uint32_t kLocked = 1;
   static constexpr std::uint32_t kSleeping = 2;  // locked, maybe sleepers
 
   void lock_slow() noexcept;
+
+  static inline thread_local constinit int held_ = 0;  // this thread's
 
   std::atomic<std::uint32_t> key_{kUnlocked};
 };

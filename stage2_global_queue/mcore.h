@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -55,6 +56,10 @@ struct MCore {
   const void* g0_stack_lo = nullptr;   ///< g0's stack, for AddressSanitizer
   std::size_t g0_stack_size = 0;
   std::unique_ptr<char[]> signal_stack;  ///< sigaltstack for SIGSEGV
+  /// The kernel's id of the M's thread, for signals sent to it (stage 5's
+  /// preemption). Set by the M when it starts; relaxed: 0 (not started
+  /// yet) only means no signal.
+  std::atomic<int> tid{0};
   stack_t previous_signal_stack{};       ///< the thread's, put back at exit
 };
 

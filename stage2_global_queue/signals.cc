@@ -94,6 +94,7 @@ void install_handler() {
 void install_signal_stack(MCore* m) {
   static std::once_flag once;
   std::call_once(once, install_handler);
+  m->tid.store(static_cast<int>(::gettid()), std::memory_order_relaxed);
   m->signal_stack = std::make_unique<char[]>(kSignalStackSize);
   stack_t ss{};
   ss.ss_sp = m->signal_stack.get();

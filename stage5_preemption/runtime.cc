@@ -27,6 +27,12 @@ Config Runtime::checked(Config c) {
         "stage5::Config.time_slice = " + std::to_string(c.time_slice.count()) +
         " ns is invalid: it must be between 100 us and 10 s");
   }
+  if (c.preempt == Preempt::kAsync) {
+    if (const char* error = init_async_preempt()) {
+      throw ConfigError(std::string("stage5::Config.preempt = kAsync: ") +
+                        error);
+    }
+  }
   return c;
 }
 
@@ -49,7 +55,8 @@ void Runtime::run(std::function<void()> main) {
       throw UsageError("Runtime::run called while this runtime is running");
     }
     for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
-                    &preemptions_, &syscalls_fast_, &syscall_retakes_}) {
+                    &preemptions_, &syscalls_fast_, &syscall_retakes_,
+                    &async_preemptions_, &preempt_signals_, &async_declined_}) {
       c->store(0, std::memory_order_relaxed);
     }
     ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
@@ -79,6 +86,9 @@ Stats Runtime::stats() const {
   s.preemptions = preemptions_.load(std::memory_order_relaxed);
   s.syscalls_fast = syscalls_fast_.load(std::memory_order_relaxed);
   s.syscall_retakes = syscall_retakes_.load(std::memory_order_relaxed);
+  s.async_preemptions = async_preemptions_.load(std::memory_order_relaxed);
+  s.preempt_signals = preempt_signals_.load(std::memory_order_relaxed);
+  s.async_declined = async_declined_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -141,6 +151,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
   }
   bool acted = false;
   *running = false;
+  signal_ms_.clear();
   for (P* pp : ps) {
     Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
     switch (pp->status.load(std::memory_order_relaxed)) {
@@ -157,6 +168,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
         break;
     }
   }
+  if (!signal_ms_.empty()) signal_ms();
   return acted;
 }
 
@@ -169,18 +181,47 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
     return false;
   }
   if (preempt_ == Preempt::kNone || now - t.since < time_slice_) return false;
-  if (pp->preempt.exchange(true, std::memory_order_relaxed)) return false;
+  bool asked_before = pp->preempt.exchange(true, std::memory_order_relaxed);
+  if (preempt_ == Preempt::kAsync) {
+    // Go's preemptM: the signal, again on every round while the same slice
+    // runs (the last one may have found no safe point).
+    signal_ms_.push_back(pp->m_id.load(std::memory_order_relaxed));
+  }
+  if (asked_before) return false;
   preempt_requests_.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+// Sends the preemption signal to the Ms collected by this round. Their
+// thread ids are read under the sched lock, which keeps allm_ alive; a
+// thread that has exited meanwhile gets nothing (tgkill fails), and a
+// signal that arrives late finds no request and is ignored.
+void Runtime::signal_ms() {
+  std::vector<int>& ids = signal_ms_;
+  {
+    std::lock_guard lk(sched_);
+    for (int& id : ids) {
+      id = id >= 0 && static_cast<std::size_t>(id) < allm_.size()
+               ? allm_[static_cast<std::size_t>(id)]->tid.load(
+                     std::memory_order_relaxed)
+               : 0;
+    }
+  }
+  for (int tid : ids) {
+    if (tid != 0 && signal_thread(tid)) {
+      preempt_signals_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
 // ---- Preemption -------------------------------------------------------------------
 
 // On the goroutine, at a safe point that found its P's request: switch to
 // g0, which queues it on the GRQ (gopreempt_m).
-void Runtime::preempt_now(M* m) {
+void Runtime::preempt_now(M* m, bool async) {
   m->p->preempt.store(false, std::memory_order_relaxed);
   preemptions_.fetch_add(1, std::memory_order_relaxed);
+  if (async) async_preemptions_.fetch_add(1, std::memory_order_relaxed);
   m->call = stage2::MCall::kPreempt;
   stage2::mcall(m, m->curg);
 }

@@ -44,6 +44,7 @@
 
 #include "common/note.h"
 #include "stage4_syscalls/runtime.h"
+#include "stage5_preemption/async_preempt.h"
 
 namespace gmp::stage5 {
 
@@ -65,11 +66,18 @@ using stage4::yield;
 enum class Preempt : std::uint8_t {
   kNone,         ///< never: stage 4's behaviour (sysmon still polls)
   kCooperative,  ///< at the next function entry of instrumented code
+  kAsync,        ///< also by a signal, anywhere safe (async_preempt.h)
 };
+
+/// The default: Go 1.14's asynchronous preemption where this build has it
+/// (x86-64, not under ThreadSanitizer), else cooperative.
+inline constexpr Preempt kDefaultPreempt =
+    kAsyncPreemptSupported ? Preempt::kAsync : Preempt::kCooperative;
 
 /// Stage 4's configuration, plus sysmon's.
 struct Config : stage4::Config {
-  Preempt preempt = Preempt::kCooperative;
+  /// gmp::ConfigError for kAsync where this build or CPU cannot do it.
+  Preempt preempt = kDefaultPreempt;
   /// How long a goroutine (or a runnext chain) may run before sysmon asks
   /// it to yield (Go's forcePreemptNS, 10 ms). In [100 us, 10 s].
   std::chrono::nanoseconds time_slice = std::chrono::milliseconds(10);
@@ -80,7 +88,10 @@ struct Stats : stage4::Stats {
   std::uint64_t sysmon_wakes = 0;      ///< times sysmon woke up
   std::uint64_t sysmon_netpolls = 0;   ///< polls sysmon made (10 ms rule)
   std::uint64_t preempt_requests = 0;  ///< goroutines asked to yield
-  std::uint64_t preemptions = 0;       ///< goroutines that did
+  std::uint64_t preemptions = 0;       ///< goroutines that did (all)
+  std::uint64_t async_preemptions = 0;  ///< of which stopped by the signal
+  std::uint64_t preempt_signals = 0;   ///< SIGURGs sysmon sent
+  std::uint64_t async_declined = 0;    ///< signals that found no safe point
   std::uint64_t syscalls_fast = 0;     ///< calls that kept their P
   std::uint64_t syscall_retakes = 0;   ///< Ps sysmon took from calls
 };
@@ -102,8 +113,13 @@ class Runtime : public stage4::Runtime {
   Preempt preempt_mode() const noexcept { return preempt_; }
 
   /// Go's gopreempt_m, from a safe point of the running goroutine that
-  /// found its P's request: it goes to the GRQ. Internal (preempt.cc).
-  void preempt_now(M* m);
+  /// found its P's request: it goes to the GRQ. Internal (preempt.cc, and
+  /// with `async` the signal's trampoline).
+  void preempt_now(M* m, bool async = false);
+
+  /// The preemption signal's work on the running M (async_preempt.cc).
+  /// Internal; async-signal-safe.
+  void async_preempt_signal(M* m, void* ucontext) noexcept;
 
   /// Go's entersyscall: the P stays, marked kSyscall (syscall.cc).
   P* entersyscall(M* m, G* gp) override;
@@ -121,6 +137,7 @@ class Runtime : public stage4::Runtime {
   bool retake(Clock::time_point now, bool* running);
   bool retake_syscall(P* pp, Tick& t, Clock::time_point now);
   bool preempt_long_run(P* pp, Tick& t, Clock::time_point now);
+  void signal_ms();
   bool sysmon_netpoll(Clock::time_point now);
   void gopreempt_m(M* m, G* gp);
 
@@ -139,13 +156,15 @@ class Runtime : public stage4::Runtime {
   /// P; read by sysmon (relaxed: compared with a snapshot, no data).
   std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
   std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
+  std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
   std::mutex sysmon_mu_;  // guards starting and joining sysmon_
   std::thread sysmon_;    // running while run() is
   Note sysmon_stop_;      // woken by run() when the run is over
 
   std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
       preempt_requests_{0}, preemptions_{0}, syscalls_fast_{0},
-      syscall_retakes_{0};
+      syscall_retakes_{0}, async_preemptions_{0}, preempt_signals_{0},
+      async_declined_{0};
 };
 
 }  // namespace gmp::stage5

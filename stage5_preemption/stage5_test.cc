@@ -8,12 +8,18 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stage4_syscalls/net.h"
 #include "stage5_preemption/api.h"
+#include "stage5_preemption/async_preempt.h"
+#include "stage5_preemption/user_code.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/helpers.h"
@@ -296,6 +302,295 @@ TEST(Stage5Test, StressLazySyscalls) {
                   s.exitsyscall_grq,
               s.syscalls)
         << "seed " << seed;
+  }
+}
+
+// ---- Asynchronous preemption ---------------------------------------------------
+
+#define SKIP_WITHOUT_ASYNC()                                              \
+  if (!kAsyncPreemptSupported) {                                          \
+    GTEST_SKIP() << "no asynchronous preemption in this build (x86-64 " \
+                    "only; ThreadSanitizer runs handlers on a copy of "   \
+                    "the context)";                                       \
+  }
+
+// The notes' Go 1.13 program, which hangs with cooperative preemption: a
+// loop without any call (the flag is read with a compiler builtin, not a
+// function), main sleeping 5 ms on the only P. The signal stops the loop.
+TEST(Stage5Test, ATightLoopIsPreemptedAsynchronously) {
+  SKIP_WITHOUT_ASYNC();
+  Runtime rt(one_p(Preempt::kAsync));
+  bool loop_running_when_main_woke = false;
+  rt.run([&] {
+    int stop = 0;
+    long u = 1;
+    WaitGroup wg;
+    wg.add(1);
+    go([&] {
+      while (__atomic_load_n(&stop, __ATOMIC_RELAXED) == 0) u -= 2;
+      wg.done();
+    });
+    sleep_for(milliseconds(5));
+    loop_running_when_main_woke = true;  // main ran while the loop had not ended
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    wg.wait();
+  });
+  EXPECT_TRUE(loop_running_when_main_woke);
+  Stats s = rt.stats();
+  EXPECT_GE(s.async_preemptions, 1u);
+  EXPECT_GE(s.preempt_signals, s.async_preemptions);
+}
+
+// 13 general registers, the carry flag and the 16 SSE registers, all live
+// across every iteration of a loop without calls: any register the
+// trampoline failed to restore changes the result. Returns a checksum.
+std::uint64_t register_mix(std::uint64_t seed, std::uint64_t rounds) {
+  std::uint64_t out = 0;
+  asm volatile(
+      // Every register from the seed.
+      "movq %[seed], %%rax\n\t"
+      "leaq 1(%%rax), %%rbx\n\t  leaq 2(%%rax), %%rcx\n\t"
+      "leaq 3(%%rax), %%rdx\n\t  leaq 4(%%rax), %%rsi\n\t"
+      "leaq 5(%%rax), %%rdi\n\t  leaq 6(%%rax), %%r8\n\t"
+      "leaq 7(%%rax), %%r9\n\t   leaq 8(%%rax), %%r10\n\t"
+      "leaq 9(%%rax), %%r11\n\t  leaq 10(%%rax), %%r12\n\t"
+      "leaq 11(%%rax), %%r13\n\t leaq 12(%%rax), %%r14\n\t"
+      "movq %%rax, %%xmm0\n\t    movq %%rbx, %%xmm1\n\t"
+      "movq %%rcx, %%xmm2\n\t    movq %%rdx, %%xmm3\n\t"
+      "movq %%rsi, %%xmm4\n\t    movq %%rdi, %%xmm5\n\t"
+      "movq %%r8, %%xmm6\n\t     movq %%r9, %%xmm7\n\t"
+      "movq %%r10, %%xmm8\n\t    movq %%r11, %%xmm9\n\t"
+      "movq %%r12, %%xmm10\n\t   movq %%r13, %%xmm11\n\t"
+      "movq %%r14, %%xmm12\n\t   movq %%rax, %%xmm13\n\t"
+      "movq %%rbx, %%xmm14\n\t   movq %%rcx, %%xmm15\n\t"
+      "clc\n"
+      // One round: a carry chain through the flags (CF survives the
+      // round's decq), rotations, and a chain through the SSE registers.
+      "1:\n\t"
+      "adcq %%rax, %%rbx\n\t adcq %%rbx, %%rcx\n\t adcq %%rcx, %%rdx\n\t"
+      "adcq %%rdx, %%rsi\n\t adcq %%rsi, %%rdi\n\t adcq %%rdi, %%r8\n\t"
+      "adcq %%r8, %%r9\n\t   adcq %%r9, %%r10\n\t  adcq %%r10, %%r11\n\t"
+      "adcq %%r11, %%r12\n\t adcq %%r12, %%r13\n\t adcq %%r13, %%r14\n\t"
+      "rolq $7, %%rax\n\t    xorq %%r14, %%rax\n\t"
+      "paddq %%xmm0, %%xmm1\n\t  paddq %%xmm1, %%xmm2\n\t"
+      "paddq %%xmm2, %%xmm3\n\t  paddq %%xmm3, %%xmm4\n\t"
+      "paddq %%xmm4, %%xmm5\n\t  paddq %%xmm5, %%xmm6\n\t"
+      "paddq %%xmm6, %%xmm7\n\t  paddq %%xmm7, %%xmm8\n\t"
+      "paddq %%xmm8, %%xmm9\n\t  paddq %%xmm9, %%xmm10\n\t"
+      "paddq %%xmm10, %%xmm11\n\t paddq %%xmm11, %%xmm12\n\t"
+      "paddq %%xmm12, %%xmm13\n\t paddq %%xmm13, %%xmm14\n\t"
+      "paddq %%xmm14, %%xmm15\n\t pxor %%xmm15, %%xmm0\n\t"
+      "decq %[rounds]\n\t"
+      "jnz 1b\n\t"
+      // Fold everything into the result (and the last carry).
+      "adcq $0, %%rax\n\t"
+      "addq %%rbx, %%rax\n\t addq %%rcx, %%rax\n\t addq %%rdx, %%rax\n\t"
+      "addq %%rsi, %%rax\n\t addq %%rdi, %%rax\n\t addq %%r8, %%rax\n\t"
+      "addq %%r9, %%rax\n\t  addq %%r10, %%rax\n\t addq %%r11, %%rax\n\t"
+      "addq %%r12, %%rax\n\t addq %%r13, %%rax\n\t addq %%r14, %%rax\n\t"
+      "paddq %%xmm1, %%xmm0\n\t  paddq %%xmm2, %%xmm0\n\t"
+      "paddq %%xmm3, %%xmm0\n\t  paddq %%xmm4, %%xmm0\n\t"
+      "paddq %%xmm5, %%xmm0\n\t  paddq %%xmm6, %%xmm0\n\t"
+      "paddq %%xmm7, %%xmm0\n\t  paddq %%xmm8, %%xmm0\n\t"
+      "paddq %%xmm9, %%xmm0\n\t  paddq %%xmm10, %%xmm0\n\t"
+      "paddq %%xmm11, %%xmm0\n\t paddq %%xmm12, %%xmm0\n\t"
+      "paddq %%xmm13, %%xmm0\n\t paddq %%xmm14, %%xmm0\n\t"
+      "paddq %%xmm15, %%xmm0\n\t movq %%xmm0, %%rbx\n\t"
+      "addq %%rbx, %%rax\n\t"
+      "movq %%rax, %[out]\n\t"
+      : [out] "=m"(out), [rounds] "+m"(rounds)
+      : [seed] "m"(seed)
+      : "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
+        "r12", "r13", "r14", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+        "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+        "xmm14", "xmm15", "cc", "memory");
+  return out;
+}
+
+// Thousands of preemptions inside register_mix, on 1 P with the shortest
+// slice: every result equals the one computed on a plain thread.
+TEST(Stage5Test, RegistersFlagsAndVectorsSurviveThousandsOfPreemptions) {
+  SKIP_WITHOUT_ASYNC();
+  constexpr std::uint64_t kRounds = 2'000'000;
+  constexpr int kGoroutines = 3;
+  constexpr std::uint64_t kWanted = 2000;  // async preemptions
+  std::uint64_t expect[kGoroutines];
+  for (int i = 0; i < kGoroutines; ++i) expect[i] = register_mix(i + 1, kRounds);
+  Config c = one_p(Preempt::kAsync);
+  c.time_slice = std::chrono::microseconds(100);
+  Runtime rt(c);
+  std::atomic<int> wrong{0};
+  std::atomic<long> runs{0};
+  rt.run([&] {
+    auto give_up = Clock::now() + std::chrono::seconds(60);
+    WaitGroup wg;
+    wg.add(kGoroutines);
+    for (int i = 0; i < kGoroutines; ++i) {
+      go([&, i] {
+        while (rt.stats().async_preemptions < kWanted && Clock::now() < give_up) {
+          if (register_mix(i + 1, kRounds) != expect[i]) wrong.fetch_add(1);
+          runs.fetch_add(1);
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(wrong.load(), 0) << "of " << runs.load() << " runs";
+  EXPECT_GE(rt.stats().async_preemptions, kWanted);
+}
+
+// The AVX registers' upper halves are vector state too (XSAVE saves them).
+__attribute__((target("avx2"))) std::uint64_t avx_mix(std::uint64_t seed,
+                                                     std::uint64_t rounds) {
+  std::uint64_t out[4];
+  asm volatile(
+      "vpbroadcastq %[seed], %%ymm0\n\t"
+      "vpaddq %%ymm0, %%ymm0, %%ymm1\n\t  vpaddq %%ymm1, %%ymm0, %%ymm2\n\t"
+      "vpaddq %%ymm2, %%ymm0, %%ymm3\n\t  vpaddq %%ymm3, %%ymm0, %%ymm4\n\t"
+      "vpaddq %%ymm4, %%ymm0, %%ymm5\n\t  vpaddq %%ymm5, %%ymm0, %%ymm6\n\t"
+      "vpaddq %%ymm6, %%ymm0, %%ymm7\n"
+      "1:\n\t"
+      "vpaddq %%ymm0, %%ymm1, %%ymm1\n\t  vpaddq %%ymm1, %%ymm2, %%ymm2\n\t"
+      "vpaddq %%ymm2, %%ymm3, %%ymm3\n\t  vpaddq %%ymm3, %%ymm4, %%ymm4\n\t"
+      "vpaddq %%ymm4, %%ymm5, %%ymm5\n\t  vpaddq %%ymm5, %%ymm6, %%ymm6\n\t"
+      "vpaddq %%ymm6, %%ymm7, %%ymm7\n\t  vpxor %%ymm7, %%ymm0, %%ymm0\n\t"
+      "vpermq $0x93, %%ymm0, %%ymm0\n\t"
+      "decq %[rounds]\n\t"
+      "jnz 1b\n\t"
+      "vpaddq %%ymm1, %%ymm0, %%ymm0\n\t  vpaddq %%ymm3, %%ymm0, %%ymm0\n\t"
+      "vpaddq %%ymm5, %%ymm0, %%ymm0\n\t  vpaddq %%ymm7, %%ymm0, %%ymm0\n\t"
+      "vmovdqu %%ymm0, %[out]\n\t"
+      "vzeroupper\n\t"
+      : [out] "=m"(out), [rounds] "+m"(rounds)
+      : [seed] "m"(seed)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "cc",
+        "memory");
+  return out[0] ^ out[1] ^ out[2] ^ out[3];
+}
+
+TEST(Stage5Test, AvxStateSurvivesPreemption) {
+  SKIP_WITHOUT_ASYNC();
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+  constexpr std::uint64_t kRounds = 3'000'000;
+  std::uint64_t expect[2] = {avx_mix(1, kRounds), avx_mix(2, kRounds)};
+  Config c = one_p(Preempt::kAsync);
+  c.time_slice = std::chrono::microseconds(100);
+  Runtime rt(c);
+  std::atomic<int> wrong{0};
+  rt.run([&] {
+    auto give_up = Clock::now() + std::chrono::seconds(60);
+    WaitGroup wg;
+    wg.add(2);
+    for (int i = 0; i < 2; ++i) {
+      go([&, i] {
+        while (rt.stats().async_preemptions < 500 && Clock::now() < give_up) {
+          if (avx_mix(i + 1, kRounds) != expect[i]) wrong.fetch_add(1);
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(rt.stats().async_preemptions, 500u);
+}
+
+// The handler's decision, point by point (Go's isAsyncSafePoint), from a
+// goroutine whose P has a request: a PC in this file's code is safe; the
+// same PC holding a runtime lock is not; a PC in libc or in the runtime is
+// not; without a request, nothing is.
+TEST(Stage5Test, TheSafePointCheckDeclinesRuntimeLibcAndHeldLocks) {
+  SKIP_WITHOUT_ASYNC();
+  ASSERT_GT(user_code::size(), 0u) << "no instrumented function found";
+  Runtime rt(one_p(Preempt::kAsync));
+  SafePoint user = SafePoint::kNoRequest, locked = SafePoint::kNoRequest,
+            libc = SafePoint::kNoRequest, runtime = SafePoint::kNoRequest,
+            no_request = SafePoint::kSafe;
+  rt.run([&] {
+    auto* m = stage3::getm();
+    auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    auto here = reinterpret_cast<std::uintptr_t>(&step) + 4;
+    RuntimeLock lock;
+    no_request = check_safe_point(m, here, sp);
+    // No instrumented call until the flag is down again: it would yield.
+    m->p->preempt.store(true);
+    user = check_safe_point(m, here, sp);
+    lock.lock();
+    locked = check_safe_point(m, here, sp);
+    lock.unlock();
+    libc = check_safe_point(m, reinterpret_cast<std::uintptr_t>(&::malloc), sp);
+    runtime = check_safe_point(
+        m, reinterpret_cast<std::uintptr_t>(&stage3::yield) + 4, sp);
+    m->p->preempt.store(false);
+  });
+  EXPECT_EQ(no_request, SafePoint::kNoRequest);
+  EXPECT_EQ(user, SafePoint::kSafe);
+  EXPECT_EQ(locked, SafePoint::kLocksHeld);
+  EXPECT_EQ(libc, SafePoint::kNotUserCode);
+  EXPECT_EQ(runtime, SafePoint::kNotUserCode);
+  EXPECT_TRUE(user_code::contains(reinterpret_cast<std::uintptr_t>(&step)));
+  EXPECT_FALSE(user_code::contains(reinterpret_cast<std::uintptr_t>(&::free)));
+}
+
+// Stress: allocation-heavy goroutines (malloc's locks, the C++ library,
+// channels and the runtime's own locks, all places a signal must not stop a
+// goroutine) on 1-2 Ps with short slices, over seeds. A preemption inside
+// malloc or the runtime would deadlock the only P or corrupt the heap.
+TEST(Stage5Test, StressAsyncPreemptionWithAllocations) {
+  SKIP_WITHOUT_ASYNC();
+  std::uint64_t async_total = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    Config c = one_p(Preempt::kAsync);
+    c.procs = 1 + static_cast<int>(seed % 2);
+    c.time_slice = std::chrono::microseconds(100 + 50 * seed);
+    Runtime rt(c);
+    std::size_t total = 0, expect = 0;
+    rt.run([&] {
+      Chan<std::size_t> results(2);
+      Mutex mu;
+      std::vector<std::string> shared;
+      constexpr int kWorkers = 6;
+      for (int w = 0; w < kWorkers; ++w) {
+        go([&, w] {
+          std::size_t sum = 0;
+          for (int i = 0; i < 3000; ++i) {
+            std::vector<std::string> v;
+            for (int k = 0; k < 8; ++k) {
+              v.push_back(std::string(static_cast<std::size_t>(16 + (w + i + k) % 64), 'x'));
+            }
+            auto p = std::make_unique<std::vector<int>>(static_cast<std::size_t>(10 + i % 50), w);
+            for (const auto& s : v) sum += s.size();
+            sum += p->size();
+            if (i % 200 == 0) {
+              mu.lock();
+              shared.push_back(v.front());
+              mu.unlock();
+            }
+          }
+          results.send(sum);
+        });
+      }
+      for (int w = 0; w < kWorkers; ++w) {
+        for (int i = 0; i < 3000; ++i) {
+          for (int k = 0; k < 8; ++k) expect += static_cast<std::size_t>(16 + (w + i + k) % 64);
+          expect += static_cast<std::size_t>(10 + i % 50);
+        }
+        total += *results.recv();
+      }
+      EXPECT_EQ(shared.size(), static_cast<std::size_t>(kWorkers * 15));
+    });
+    EXPECT_EQ(total, expect) << "seed " << seed;
+    async_total += rt.stats().async_preemptions;
+  }
+  EXPECT_GT(async_total, 0u);
+}
+
+TEST(Stage5Test, AsyncIsRejectedWhereUnsupported) {
+  if (kAsyncPreemptSupported) {
+    EXPECT_NO_THROW(Runtime{one_p(Preempt::kAsync)});
+  } else {
+    EXPECT_THROW(Runtime{one_p(Preempt::kAsync)}, ConfigError);
   }
 }
 
