@@ -1,13 +1,15 @@
-// Stage 5 demo: sysmon and cooperative preemption, and where it fails.
+// Stage 5 demo: sysmon, cooperative and asynchronous preemption, and where
+// each one fails.
 //
 //   1. The notes' Go 1.13 program: GOMAXPROCS=1, a goroutine spinning on
 //      `u -= 2` (no function call), main sleeping 5 ms. It hangs without
 //      preemption and with cooperative preemption alike: the loop has no
-//      safe point. Each case runs in a child process killed after 1 s.
+//      safe point. The preemption signal (Go 1.14's answer) stops it. Each
+//      case runs in a child process killed after 1 s.
 //   2. The same loop with a function call in it: cooperative preemption
 //      stops it after a time slice.
-//   3. How long a 1 ms sleeper waits behind a 100 ms loop (with calls) on
-//      1 P, per mode and time slice.
+//   3. How long a 1 ms sleeper waits behind a 100 ms loop on 1 P, per mode
+//      and time slice.
 //
 // This file is compiled with -finstrument-functions (BUILD): its functions
 // are safe points. Usage: demo   (the child mode, --child=..., is internal)
@@ -48,6 +50,15 @@ gmp::stage5::Config one_p(Preempt mode, milliseconds slice = milliseconds(10)) {
   return c;
 }
 
+const char* mode_name(Preempt mode) {
+  switch (mode) {
+    case Preempt::kNone: return "none";
+    case Preempt::kCooperative: return "cooperative";
+    case Preempt::kAsync: return "async";
+  }
+  return "?";
+}
+
 // The child: the Go 1.13 program, with or without a call in the loop.
 int child(Preempt mode, bool with_call) {
   using namespace gmp::stage5;
@@ -72,9 +83,8 @@ int child(Preempt mode, bool with_call) {
 }
 
 // Runs the child in a process of its own; kills it after 1 s.
-void run_child(const char* mode_name, Preempt mode, bool with_call) {
-  std::string arg = std::string("--child=") +
-                    (mode == Preempt::kNone ? "none" : "coop") +
+void run_child(Preempt mode, bool with_call) {
+  std::string arg = std::string("--child=") + mode_name(mode) +
                     (with_call ? ",call" : ",nocall");
   char* argv[] = {const_cast<char*>("demo"), arg.data(), nullptr};
   std::fflush(stdout);
@@ -83,7 +93,7 @@ void run_child(const char* mode_name, Preempt mode, bool with_call) {
     std::perror("demo: posix_spawn");
     return;
   }
-  std::printf("   %-12s %-24s ", mode_name,
+  std::printf("   %-12s %-24s ", mode_name(mode),
               with_call ? "loop calls a function" : "loop: u -= 2 only");
   std::fflush(stdout);
   auto start = Clock::now();
@@ -99,16 +109,28 @@ void run_child(const char* mode_name, Preempt mode, bool with_call) {
   }
 }
 
-// Part 3: a 1 ms sleeper behind a 100 ms loop with calls, on 1 P.
-double sleeper_ms(Preempt mode, milliseconds slice) {
+// A loop of about 100 ms: with calls (safe points), or without (only a
+// clock check every million subtractions).
+void busy_100ms(bool with_call) {
+  auto until = Clock::now() + milliseconds(100);
+  while (Clock::now() < until) {
+    for (int i = 0; i < 1000000; ++i) {
+      if (with_call) {
+        step();
+      } else {
+        u = u - 2;
+      }
+    }
+  }
+}
+
+// Part 3: a 1 ms sleeper behind a 100 ms loop, on 1 P.
+double sleeper_ms(Preempt mode, bool with_call, milliseconds slice) {
   using namespace gmp::stage5;
   Runtime rt(one_p(mode, slice));
   double waited = 0;
   rt.run([&] {
-    go([] {
-      auto until = Clock::now() + milliseconds(100);
-      while (Clock::now() < until) step();
-    });
+    go([with_call] { busy_100ms(with_call); });
     auto t = Clock::now();
     sleep_for(milliseconds(1));
     waited = ms_since(t);
@@ -116,34 +138,49 @@ double sleeper_ms(Preempt mode, milliseconds slice) {
   return waited;
 }
 
+void sleeper_row(Preempt mode, bool with_call, milliseconds slice) {
+  std::string what = std::string(mode_name(mode)) + ", " +
+                     std::to_string(slice.count()) + " ms slice";
+  std::printf("   %-26s %-22s waited %5.1f ms\n", what.c_str(),
+              with_call ? "loop with calls" : "loop without calls",
+              sleeper_ms(mode, with_call, slice));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strncmp(argv[1], "--child=", 8) == 0) {
     std::string a = argv[1] + 8;
-    Preempt mode = a.rfind("none", 0) == 0 ? Preempt::kNone : Preempt::kCooperative;
+    Preempt mode = a.rfind("none", 0) == 0    ? Preempt::kNone
+                   : a.rfind("async", 0) == 0 ? Preempt::kAsync
+                                              : Preempt::kCooperative;
     return child(mode, a.find(",call") != std::string::npos);
   }
   if (argc != 1) {
     std::fprintf(stderr, "usage: %s\n", argv[0]);
     return 2;
   }
+  const bool async = gmp::stage5::kAsyncPreemptSupported;
   std::printf("== Stage 5: sysmon and preemption ==\n\n");
   std::printf("1. Go 1.13's example: GOMAXPROCS=1, a goroutine spins, main "
               "sleeps 5 ms\n");
-  run_child("none", Preempt::kNone, false);
-  run_child("cooperative", Preempt::kCooperative, false);
-  std::printf("   (no function call in the loop: no safe point, as in Go "
-              "before 1.14)\n\n");
+  run_child(Preempt::kNone, false);
+  run_child(Preempt::kCooperative, false);
+  if (async) run_child(Preempt::kAsync, false);
+  std::printf("   (no function call in the loop: no safe point for "
+              "cooperative preemption,\n    as in Go before 1.14; the signal "
+              "stops it anywhere safe, as in Go 1.14+)\n\n");
   std::printf("2. The same loop calling a function\n");
-  run_child("none", Preempt::kNone, true);
-  run_child("cooperative", Preempt::kCooperative, true);
-  std::printf("\n3. A 1 ms sleep_for behind a 100 ms loop with calls, on 1 P\n");
-  std::printf("   %-28s waited %5.1f ms\n", "no preemption",
-              sleeper_ms(Preempt::kNone, milliseconds(10)));
-  std::printf("   %-28s waited %5.1f ms\n", "cooperative, 10 ms slice",
-              sleeper_ms(Preempt::kCooperative, milliseconds(10)));
-  std::printf("   %-28s waited %5.1f ms\n", "cooperative, 2 ms slice",
-              sleeper_ms(Preempt::kCooperative, milliseconds(2)));
+  run_child(Preempt::kNone, true);
+  run_child(Preempt::kCooperative, true);
+  std::printf("\n3. A 1 ms sleep_for behind a 100 ms loop, on 1 P\n");
+  sleeper_row(Preempt::kNone, true, milliseconds(10));
+  sleeper_row(Preempt::kCooperative, false, milliseconds(10));
+  sleeper_row(Preempt::kCooperative, true, milliseconds(10));
+  sleeper_row(Preempt::kCooperative, true, milliseconds(2));
+  if (async) {
+    sleeper_row(Preempt::kAsync, false, milliseconds(10));
+    sleeper_row(Preempt::kAsync, false, milliseconds(2));
+  }
   return 0;
 }

@@ -27,6 +27,12 @@ Config Runtime::checked(Config c) {
         "stage5::Config.time_slice = " + std::to_string(c.time_slice.count()) +
         " ns is invalid: it must be between 100 us and 10 s");
   }
+  if (c.stall_threshold != std::chrono::nanoseconds::zero() &&
+      c.stall_threshold < milliseconds(1)) {
+    throw ConfigError("stage5::Config.stall_threshold = " +
+                      std::to_string(c.stall_threshold.count()) +
+                      " ns is invalid: it must be 0 (off) or at least 1 ms");
+  }
   if (c.preempt == Preempt::kAsync) {
     if (const char* error = init_async_preempt()) {
       throw ConfigError(std::string("stage5::Config.preempt = kAsync: ") +
@@ -40,7 +46,9 @@ Runtime::Runtime(Config config)
     : stage4::Runtime(checked(config)),
       preempt_(config.preempt),
       time_slice_(config.time_slice),
-      syscalltick_(new std::atomic<std::uint32_t>[allp_.capacity()]()) {}
+      syscalltick_(new std::atomic<std::uint32_t>[allp_.capacity()]()),
+      stall_threshold_(config.stall_threshold),
+      stall_sink_(config.stall_sink) {}
 
 Runtime::~Runtime() = default;
 
@@ -56,7 +64,8 @@ void Runtime::run(std::function<void()> main) {
     }
     for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
                     &preemptions_, &syscalls_fast_, &syscall_retakes_,
-                    &async_preemptions_, &preempt_signals_, &async_declined_}) {
+                    &async_preemptions_, &preempt_signals_, &async_declined_,
+                    &stalls_reported_}) {
       c->store(0, std::memory_order_relaxed);
     }
     ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
@@ -89,6 +98,7 @@ Stats Runtime::stats() const {
   s.async_preemptions = async_preemptions_.load(std::memory_order_relaxed);
   s.preempt_signals = preempt_signals_.load(std::memory_order_relaxed);
   s.async_declined = async_declined_.load(std::memory_order_relaxed);
+  s.stalls_reported = stalls_reported_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -96,13 +106,13 @@ Stats Runtime::stats() const {
 
 // Go's sysmon: a thread without a P. It sleeps 20 us while it finds
 // things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
-// One departure from Go: while goroutines run, it looks at least 5 times
-// per time slice, so that a slice overruns by a fifth at most (Go's
+// One departure from Go: while goroutines run, it looks at least 10 times
+// per time slice, so that a slice overruns by a tenth at most (Go's
 // sysmon, asleep for up to 10 ms, preempts after 10 to 20 ms).
 void Runtime::sysmon() {
   const auto watch = std::max<microseconds>(
       kSysmonMinDelay,
-      std::chrono::duration_cast<microseconds>(time_slice_) / 5);
+      std::chrono::duration_cast<microseconds>(time_slice_) / 10);
   microseconds delay = kSysmonMinDelay;
   int idle = 0;
   bool running = false;
@@ -118,6 +128,7 @@ void Runtime::sysmon() {
     Clock::time_point now = Clock::now();
     bool acted = sysmon_netpoll(now);
     acted |= retake(now, &running);
+    if (stall_threshold_.count() > 0) report_stalls(now);
     idle = acted ? 0 : idle + 1;
   }
 }
@@ -178,6 +189,7 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
   if (tick != t.schedtick || t.since == Clock::time_point{}) {
     t.schedtick = tick;  // a new slice began since we last looked
     t.since = now;
+    t.stall_reported = false;
     return false;
   }
   if (preempt_ == Preempt::kNone || now - t.since < time_slice_) return false;

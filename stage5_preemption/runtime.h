@@ -8,7 +8,7 @@
 // the world, all wait. Go's answer (1.2 onwards) is sysmon: one more OS
 // thread, which never holds a P and so is never stuck behind a goroutine.
 // It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms (but at most
-// a fifth of a time slice while goroutines run), and each time it wakes:
+// a tenth of a time slice while goroutines run), and each time it wakes:
 //   - it polls the network if nobody has for 10 ms, and queues what it
 //     found (an idle P's M runs it, or a busy M at its next look at the
 //     GRQ);
@@ -39,6 +39,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -81,6 +83,12 @@ struct Config : stage4::Config {
   /// How long a goroutine (or a runnext chain) may run before sysmon asks
   /// it to yield (Go's forcePreemptNS, 10 ms). In [100 us, 10 s].
   std::chrono::nanoseconds time_slice = std::chrono::milliseconds(10);
+  /// Stall reports (off when zero): sysmon reports, once each, a goroutine
+  /// that has run without a scheduling point, or stayed in one blocking
+  /// call, for longer than this. At least 1 ms.
+  std::chrono::nanoseconds stall_threshold{0};
+  /// Where stall reports go (one line each, no newline); stderr if empty.
+  std::function<void(const std::string&)> stall_sink;
 };
 
 /// Stage 4's counters, plus sysmon's.
@@ -92,6 +100,7 @@ struct Stats : stage4::Stats {
   std::uint64_t async_preemptions = 0;  ///< of which stopped by the signal
   std::uint64_t preempt_signals = 0;   ///< SIGURGs sysmon sent
   std::uint64_t async_declined = 0;    ///< signals that found no safe point
+  std::uint64_t stalls_reported = 0;   ///< stall reports sysmon made
   std::uint64_t syscalls_fast = 0;     ///< calls that kept their P
   std::uint64_t syscall_retakes = 0;   ///< Ps sysmon took from calls
 };
@@ -138,6 +147,8 @@ class Runtime : public stage4::Runtime {
   bool retake_syscall(P* pp, Tick& t, Clock::time_point now);
   bool preempt_long_run(P* pp, Tick& t, Clock::time_point now);
   void signal_ms();
+  void report_stalls(Clock::time_point now);
+  void stall(const std::string& what);
   bool sysmon_netpoll(Clock::time_point now);
   void gopreempt_m(M* m, G* gp);
 
@@ -150,6 +161,7 @@ class Runtime : public stage4::Runtime {
     Clock::time_point since;  // when schedtick was first seen
     std::uint32_t syscalltick = 0;
     Clock::time_point syscallwhen;  // when syscalltick was first seen
+    bool stall_reported = false;    // this slice's stall was reported
   };
   std::vector<Tick> ticks_;
   /// Go's p.syscalltick, per P id: +1 by the M entering a call with the
@@ -157,6 +169,18 @@ class Runtime : public stage4::Runtime {
   std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
   std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
+
+  // Stall reports (only when stall_threshold_ > 0): the goroutines in
+  // blocking calls, by M, with when the call began.
+  const std::chrono::nanoseconds stall_threshold_;
+  const std::function<void(const std::string&)> stall_sink_;
+  struct InCall {
+    std::uint64_t goid;
+    Clock::time_point since;
+    bool reported;
+  };
+  std::mutex in_calls_mu_;  // guards in_calls_
+  std::unordered_map<const M*, InCall> in_calls_;
   std::mutex sysmon_mu_;  // guards starting and joining sysmon_
   std::thread sysmon_;    // running while run() is
   Note sysmon_stop_;      // woken by run() when the run is over
@@ -164,7 +188,7 @@ class Runtime : public stage4::Runtime {
   std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
       preempt_requests_{0}, preemptions_{0}, syscalls_fast_{0},
       syscall_retakes_{0}, async_preemptions_{0}, preempt_signals_{0},
-      async_declined_{0};
+      async_declined_{0}, stalls_reported_{0};
 };
 
 }  // namespace gmp::stage5

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -592,6 +593,59 @@ TEST(Stage5Test, AsyncIsRejectedWhereUnsupported) {
   } else {
     EXPECT_THROW(Runtime{one_p(Preempt::kAsync)}, ConfigError);
   }
+}
+
+// Opt-in stall reports: a goroutine running 60 ms without a safe point (no
+// preemption) and one in a 60 ms blocking call, with a 20 ms threshold,
+// are each reported once, by id.
+TEST(Stage5Test, StallReportsNameTheGoroutine) {
+  Config c = one_p(Preempt::kNone);
+  c.procs = 2;
+  c.stall_threshold = milliseconds(20);
+  std::vector<std::string> reports;
+  std::mutex mu;
+  c.stall_sink = [&](const std::string& line) {
+    std::lock_guard lk(mu);
+    reports.push_back(line);
+  };
+  Runtime rt(c);
+  std::uint64_t busy_id = 0, caller_id = 0;
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(2);
+    go([&] {
+      busy_id = stage3::getm()->curg->goid;
+      auto until = Clock::now() + milliseconds(60);
+      while (Clock::now() < until) {
+      }
+      wg.done();
+    });
+    go([&] {
+      caller_id = stage3::getm()->curg->goid;
+      blocking([] { std::this_thread::sleep_for(milliseconds(60)); });
+      wg.done();
+    });
+    wg.wait();
+  });
+  std::lock_guard lk(mu);
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (const auto& r : reports) n += r.find(what) != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(count("goroutine " + std::to_string(busy_id) + " has run for "), 1);
+  EXPECT_EQ(count("goroutine " + std::to_string(caller_id) +
+                  " has been in one blocking call for "),
+            1);
+  EXPECT_EQ(rt.stats().stalls_reported, reports.size());
+}
+
+TEST(Stage5Test, ConfigRejectsBadStallThresholds) {
+  Config c = one_p(Preempt::kCooperative);
+  c.stall_threshold = std::chrono::microseconds(999);
+  EXPECT_THROW(Runtime{c}, ConfigError);
+  c.stall_threshold = milliseconds(1);
+  EXPECT_NO_THROW(Runtime{c});
 }
 
 TEST(Stage5Test, ConfigRejectsBadTimeSlices) {

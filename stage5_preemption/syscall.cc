@@ -32,6 +32,10 @@ constexpr std::chrono::milliseconds kRetakeAnyway{10};  // Go's 10 ms rule
 // now on anyone may take it. On gp.
 P* Runtime::entersyscall(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
+  if (stall_threshold_.count() > 0) {  // opt-in: stall.cc
+    std::lock_guard lk(in_calls_mu_);
+    in_calls_[m] = InCall{gp->goid, Clock::now(), false};
+  }
   P* pp = releasep(m);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
   syscalltick_[static_cast<std::size_t>(pp->id)].fetch_add(
@@ -57,6 +61,10 @@ P* Runtime::entersyscall(M* m, G* gp) {
 // Go's exitsyscall: the fast path takes the P back if nobody took it;
 // else stage 4's three steps. Returns running with a P. On gp.
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
+  if (stall_threshold_.count() > 0) {
+    std::lock_guard lk(in_calls_mu_);
+    in_calls_.erase(m);
+  }
   PStatus s = PStatus::kSyscall;
   // acq_rel: pairs with our own release in entersyscall (same thread) and
   // makes the P ours again before anyone else's compare-exchange.
