@@ -9,12 +9,14 @@
 #include "stage2_global_queue/api.h"
 #include "stage3_gmp/api.h"
 #include "stage4_syscalls/api.h"
+#include "stage5_preemption/api.h"
 
 namespace gmp::bench {
 
 /// Every stage present, in course order.
 using Stages =
-    std::tuple<stage1::Api, stage2::Api, stage3::Api, stage4::Api>;
+    std::tuple<stage1::Api, stage2::Api, stage3::Api, stage4::Api,
+               stage5::Api>;
 
 /// Every workload of workloads.h.
 using Workloads =

@@ -14,6 +14,7 @@
 
 #include "benchmarks/context_switch_bench.h"
 #include "benchmarks/io_bench.h"
+#include "benchmarks/preempt_bench.h"
 #include "benchmarks/stages.h"
 
 namespace gmp::bench {
@@ -101,6 +102,7 @@ void register_all() {
 int main(int argc, char** argv) {
   gmp::bench::register_all();
   gmp::bench::register_io();
+  gmp::bench::register_preempt();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

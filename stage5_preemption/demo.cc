@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string>
 
+#include "stage5_preemption/latency.h"
 #include "stage5_preemption/runtime.h"
 
 extern char** environ;
@@ -109,41 +110,12 @@ void run_child(Preempt mode, bool with_call) {
   }
 }
 
-// A loop of about 100 ms: with calls (safe points), or without (only a
-// clock check every million subtractions).
-void busy_100ms(bool with_call) {
-  auto until = Clock::now() + milliseconds(100);
-  while (Clock::now() < until) {
-    for (int i = 0; i < 1000000; ++i) {
-      if (with_call) {
-        step();
-      } else {
-        u = u - 2;
-      }
-    }
-  }
-}
-
-// Part 3: a 1 ms sleeper behind a 100 ms loop, on 1 P.
-double sleeper_ms(Preempt mode, bool with_call, milliseconds slice) {
-  using namespace gmp::stage5;
-  Runtime rt(one_p(mode, slice));
-  double waited = 0;
-  rt.run([&] {
-    go([with_call] { busy_100ms(with_call); });
-    auto t = Clock::now();
-    sleep_for(milliseconds(1));
-    waited = ms_since(t);
-  });
-  return waited;
-}
-
 void sleeper_row(Preempt mode, bool with_call, milliseconds slice) {
   std::string what = std::string(mode_name(mode)) + ", " +
                      std::to_string(slice.count()) + " ms slice";
   std::printf("   %-26s %-22s waited %5.1f ms\n", what.c_str(),
               with_call ? "loop with calls" : "loop without calls",
-              sleeper_ms(mode, with_call, slice));
+              gmp::stage5::sleeper_behind_loop_ms(mode, with_call, slice));
 }
 
 }  // namespace
