@@ -34,28 +34,33 @@ class RuntimeLock {
     std::uint32_t expected = kUnlocked;
     // acquire: pairs with the release in unlock(); the critical section
     // that follows sees everything the previous holder wrote.
+    // Counted before it is taken (as Go's m.locks++ comes first): a signal
+    // landing between the two must not see the lock held and the count 0.
+    // The signal fence keeps the compiler from moving the count past it.
+    ++held_;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     if (!key_.compare_exchange_strong(expected, kLocked,
                                       std::memory_order_acquire,
                                       std::memory_order_relaxed)) {
       lock_slow();
     }
-    ++held_;
   }
 
   /// Takes the lock if it is free; never blocks.
   bool try_lock() noexcept {
     std::uint32_t expected = kUnlocked;
     // acquire: as in lock().
+    ++held_;  // first, as in lock()
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     bool taken = key_.compare_exchange_strong(expected, kLocked,
                                               std::memory_order_acquire,
                                               std::memory_order_relaxed);
-    held_ += taken ? 1 : 0;
+    if (!taken) --held_;
     return taken;
   }
 
   /// Releases the lock and wakes one sleeper if there may be one.
   void unlock() noexcept {
-    --held_;
     // release: publishes the critical section to the next acquirer.
     if (key_.exchange(kUnlocked, std::memory_order_release) == kSleeping) {
       // The lock may already belong to someone else, or even be destroyed:
@@ -63,6 +68,8 @@ class RuntimeLock {
       // which never reads the memory (as glibc's mutex does too).
       key_.notify_one();
     }
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    --held_;  // last: see lock()
   }
 
   /// How many runtime locks the calling thread holds (Go's m.locks). Stage
