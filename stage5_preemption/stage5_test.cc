@@ -160,8 +160,6 @@ TEST(Stage5Test, RunnextChainsShareOneSliceAndArePreempted) {
 TEST(Stage5Test, SysmonPollsTheNetworkWhenEveryMIsBusy) {
   Runtime rt(one_p(Preempt::kNone));
   std::string got;
-  int write_fd = -1;
-  std::thread writer;
   rt.run([&] {
     auto [r, w] = stage4::pipe();
     auto reader = std::make_shared<stage4::Conn>(std::move(r));
@@ -183,7 +181,6 @@ TEST(Stage5Test, SysmonPollsTheNetworkWhenEveryMIsBusy) {
     });
     wg.wait();
   });
-  (void)write_fd;
   EXPECT_EQ(got, "ready");
   EXPECT_GE(rt.stats().sysmon_netpolls, 1u);
 }
