@@ -244,6 +244,13 @@ void Runtime::wakep() {
 // no idle P, a spinning start undoes wakep's nmspinning increment.
 void Runtime::startm(P* pp, bool spinning) {
   std::unique_lock lk(sched_);
+  if (stopping_.load(std::memory_order_relaxed)) {
+    // The run is over, but a thread outside the Ms (stage 5's sysmon,
+    // retaking a P) may still hand a P off: no M is made or woken now.
+    if (pp != nullptr) pidleput(pp);
+    if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
+    return;
+  }
   if (pp == nullptr) pp = pidleget();
   if (pp == nullptr) {
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
@@ -277,15 +284,16 @@ void Runtime::reserve_m() {
 // Go's newm: a new M thread that starts holding pp. The thread count was
 // reserved by the caller. A thread that cannot be made is fatal, as in Go
 // ("newosproc: failed to create new OS thread"): the scheduler has work
-// and a P for it, and cannot unwind from here.
+// and a P for it, and cannot unwind from here. The thread is made under
+// sched_ (its mstart waits for it), so that stop_ms, which stops M making
+// under the same lock, finds every M with its thread handle.
 M* Runtime::newm(P* pp, bool spinning) {
-  std::unique_lock lk(sched_);
+  std::lock_guard lk(sched_);
   allm_.push_back(std::make_unique<M>(this, static_cast<int>(allm_.size())));
   M* m = allm_.back().get();
   m->nextp = pp;
   m->spinning.store(spinning, std::memory_order_relaxed);
   ++stats_.threads_created;
-  lk.unlock();
   try {
     m->thread = std::thread(&Runtime::mstart, this, m);
   } catch (const std::system_error& e) {

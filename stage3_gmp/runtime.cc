@@ -120,7 +120,8 @@ void Runtime::stop_ms() noexcept {
     stopping_.store(true, std::memory_order_release);
     while (M* m = mget()) wake_m(m);
   }
-  // No M can be made any more: nothing is left to run.
+  // No M can be made any more: startm checks stopping_ under sched_, and
+  // newm makes its thread under it too.
   for (auto& m : allm_) {
     if (m->thread.joinable()) m->thread.join();
   }
