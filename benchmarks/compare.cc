@@ -59,13 +59,13 @@ std::string human(double ns) {
 
 void print_table(int procs, int items) {
   std::printf("procs = %d\n", procs);
-  std::printf("%-16s", "workload");
+  std::printf("%-26s", "workload");
   for_each_type<Stages>([]<class Api>() {
     std::printf(" %18s", std::string(Api::kName).c_str());
   });
   std::printf(" %18s\n", "1 thread/goroutine");
   for_each_type<Workloads>([&]<class W>() {
-    std::printf("%-16s", W::kName);
+    std::printf("%-26s", W::kName);
     for_each_type<Stages>([&]<class Api>() {
       if constexpr (runs_on<W, Api>()) {
         std::printf(" %18s", human(ns_per_item<Api, W>(procs, items)).c_str());

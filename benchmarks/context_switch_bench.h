@@ -5,6 +5,7 @@
 
 #include <benchmark/benchmark.h>
 #include <boost/context/detail/fcontext.hpp>
+#include <boost/fiber/all.hpp>
 
 #include "stage2_global_queue/context.h"
 #include "stage2_global_queue/stack.h"
@@ -43,6 +44,21 @@ inline void context_switch_boost(benchmark::State& state) {
   for (auto _ : state) other = ctx::jump_fcontext(other, nullptr).fctx;
   state.SetItemsProcessed(state.iterations() * 2);
   pool.free(stack);
+}
+
+/// Boost.Fiber: two fibers on one thread yielding to each other, the
+/// library's equivalent of the yield workload on one P. Per yield.
+inline void fiber_yield_boost(benchmark::State& state) {
+  constexpr int kYields = 1000;
+  for (auto _ : state) {
+    auto yielder = [] {
+      for (int i = 0; i < kYields / 2; ++i) boost::this_fiber::yield();
+    };
+    boost::fibers::fiber a(yielder), b(yielder);
+    a.join();
+    b.join();
+  }
+  state.SetItemsProcessed(state.iterations() * kYields);
 }
 
 }  // namespace gmp::bench

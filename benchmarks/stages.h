@@ -20,7 +20,8 @@ using Stages =
 
 /// Every workload of workloads.h.
 using Workloads =
-    std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn, Skynet>;
+    std::tuple<SpawnJoin, YieldPing, ChanPingPong, ChanPingPongBuffered,
+               FanOutIn, Imbalanced, SpawnStorm, Skynet, Parked>;
 
 /// Calls f.template operator()<T>() for every type T of the tuple Types.
 template <class Types, class F>

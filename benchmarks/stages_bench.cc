@@ -7,6 +7,9 @@
 // work happens on the runtime's threads, not on the benchmark's.
 #include <benchmark/benchmark.h>
 
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -21,23 +24,35 @@ namespace gmp::bench {
 namespace {
 
 constexpr int kItems = 1000;  // goroutines, round trips or jobs per iteration
-constexpr int kSkynetLeaves = 1'000'000;  // the original skynet
+
+// GMP_BENCH_QUICK=1 (./course bench --quick): the big workloads shrink so
+// that the whole suite runs in a couple of minutes (a smoke test).
+bool quick() {
+  static const bool q = std::getenv("GMP_BENCH_QUICK") != nullptr;
+  return q;
+}
 
 template <class W>
-constexpr int items_of() {
-  return std::is_same_v<W, Skynet> ? kSkynetLeaves : kItems;
+int items_of() {
+  if constexpr (std::is_same_v<W, Skynet>) {
+    return quick() ? 10'000 : 1'000'000;  // the original skynet: 10^6 leaves
+  } else if constexpr (std::is_same_v<W, Parked>) {
+    return quick() ? 10'000 : 100'000;
+  } else {
+    return kItems;
+  }
 }
 
 template <class Api, class W>
 void run_workload(benchmark::State& state) {
-  constexpr int kItems = items_of<W>();
+  const int items = items_of<W>();
   const int procs = procs_for<Api>(static_cast<int>(state.range(0)),
                                    W::kMaxBlocked);
   auto stats = run_with<Api>(procs, [&] {
-    for (auto _ : state) W::template run<Api>(kItems);
+    for (auto _ : state) W::template run<Api>(items);
   });
-  const double ops = static_cast<double>(state.iterations()) * kItems;
-  state.SetItemsProcessed(state.iterations() * kItems);
+  const double ops = static_cast<double>(state.iterations()) * items;
+  state.SetItemsProcessed(state.iterations() * items);
   state.counters["procs"] = procs;
   state.counters["threads"] = static_cast<double>(stats.threads_created);
   state.counters["goroutines/iter"] = benchmark::Counter(
@@ -49,6 +64,9 @@ void run_workload(benchmark::State& state) {
     state.counters["contended%"] =
         lock.acquisitions == 0 ? 0.0 : 100.0 * lock.contended / lock.acquisitions;
     state.counters["lockwait_ns/op"] = static_cast<double>(lock.wait_ns) / ops;
+  }
+  if constexpr (std::is_same_v<W, Parked>) {
+    state.counters["rss_bytes/goroutine"] = Parked::last_rss_per_goroutine.load();
   }
   if constexpr (requires { stats.steals; }) {  // Ps with local queues
     state.counters["steals"] = static_cast<double>(stats.steals);
@@ -74,6 +92,39 @@ void spawn_join_os_threads(benchmark::State& state) {
   state.counters["threads/iter"] = kItems;
 }
 
+// Baseline for chan ping-pong: two OS threads handing a value back and
+// forth through a mutex and condition variable (what a channel is, minus
+// the green threads): every hand-off is a futex wake and a kernel switch.
+void ping_pong_os_threads(benchmark::State& state) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int turn = 0;  // 0: main's, 1: the partner's, 2: stop (guarded by mu)
+  std::thread partner([&] {
+    std::unique_lock lk(mu);
+    for (;;) {
+      cv.wait(lk, [&] { return turn != 0; });
+      if (turn == 2) return;
+      turn = 0;
+      cv.notify_one();
+    }
+  });
+  for (auto _ : state) {
+    for (int i = 0; i < kItems; ++i) {
+      std::unique_lock lk(mu);
+      turn = 1;
+      cv.notify_one();
+      cv.wait(lk, [&] { return turn == 0; });
+    }
+  }
+  {
+    std::lock_guard lk(mu);
+    turn = 2;
+  }
+  cv.notify_one();
+  partner.join();
+  state.SetItemsProcessed(state.iterations() * kItems);
+}
+
 void register_all() {
   for_each_type<Workloads>([]<class W>() {
     for_each_type<Stages>([]<class Api>() {
@@ -83,13 +134,19 @@ void register_all() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(),
                                                run_workload<Api, W>);
         b->ArgName("procs")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseRealTime();
-        if (std::is_same_v<W, Skynet>) b->Unit(benchmark::kMillisecond);
+        if (std::is_same_v<W, Skynet> || std::is_same_v<W, Parked>) {
+          b->Unit(benchmark::kMillisecond);
+        }
       }
     });
   });
-  benchmark::RegisterBenchmark("spawn+join/os_thread_per_goroutine",
+  benchmark::RegisterBenchmark("spawn+join/os_threads",
                                spawn_join_os_threads)
       ->UseRealTime();
+  benchmark::RegisterBenchmark("chan ping-pong/os_threads",
+                               ping_pong_os_threads)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("yield/boost_fiber", fiber_yield_boost);
   benchmark::RegisterBenchmark("context switch/gmp_context_switch",
                                context_switch_gmp);
   benchmark::RegisterBenchmark("context switch/boost_jump_fcontext",

@@ -8,6 +8,12 @@
 // gets a pool large enough not to starve (gmp::procs_for).
 #pragma once
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <optional>
 
 #include "common/check.h"
@@ -20,6 +26,8 @@ namespace gmp::bench {
 struct SpawnJoin {
   static constexpr const char* kName = "spawn+join";
   static constexpr int kMaxBlocked = 1;  // main in wg.wait()
+  /// Goroutines a run of n items creates besides main (for the tests).
+  static std::uint64_t goroutines(int n) { return static_cast<std::uint64_t>(n); }
   template <StageApi Api>
   static void run(int n) {
     typename Api::WaitGroup wg;
@@ -34,6 +42,7 @@ struct SpawnJoin {
 struct YieldPing {
   static constexpr const char* kName = "yield";
   static constexpr int kMaxBlocked = 1;  // main in wg.wait()
+  static std::uint64_t goroutines(int) { return 2; }
   template <StageApi Api>
   static void run(int n) {
     typename Api::WaitGroup wg;
@@ -48,14 +57,19 @@ struct YieldPing {
   }
 };
 
-/// n round trips of a value between two goroutines over two unbuffered
-/// channels. Measures one goroutine waking another: the cost of a switch.
-struct ChanPingPong {
-  static constexpr const char* kName = "chan ping-pong";
+/// n round trips of a value between two goroutines over two channels of
+/// capacity kCap: unbuffered (0), each send waits for its receiver; or
+/// buffered (1), the send completes at once and only the receive waits.
+/// Measures one goroutine waking another: the cost of a switch.
+template <int kCap>
+struct BasicChanPingPong {
+  static constexpr const char* kName =
+      kCap == 0 ? "chan ping-pong" : "chan ping-pong (buffered)";
   static constexpr int kMaxBlocked = 2;  // the partner, and main at the end
+  static std::uint64_t goroutines(int) { return 1; }
   template <StageApi Api>
   static void run(int n) {
-    typename Api::template Chan<int> ping, pong;
+    typename Api::template Chan<int> ping(kCap), pong(kCap);
     typename Api::WaitGroup done;
     done.add(1);
     Api::go([&] {
@@ -70,6 +84,8 @@ struct ChanPingPong {
     done.wait();
   }
 };
+using ChanPingPong = BasicChanPingPong<0>;
+using ChanPingPongBuffered = BasicChanPingPong<1>;
 
 /// n items fanned out over a buffered channel to kWorkers goroutines, their
 /// results fanned back in over another. Measures a typical worker pool.
@@ -77,6 +93,7 @@ struct FanOutIn {
   static constexpr const char* kName = "fan-out/fan-in";
   static constexpr int kWorkers = 4;
   static constexpr int kMaxBlocked = kWorkers + 2;  // + feeder, main
+  static std::uint64_t goroutines(int) { return kWorkers + 1; }
   template <StageApi Api>
   static void run(int n) {
     typename Api::template Chan<int> jobs(64), results(64);
@@ -108,6 +125,13 @@ struct Skynet {
   static constexpr const char* kName = "skynet";
   static constexpr int kMaxBlocked = 0;  // not run where that matters
   static constexpr bool kGreenThreadsOnly = true;
+  static std::uint64_t goroutines(int n) {  // every node of the tree
+    std::uint64_t nodes = 0;
+    for (std::uint64_t level = 1; level <= static_cast<std::uint64_t>(n); level *= 10) {
+      nodes += level;
+    }
+    return nodes;
+  }
   template <StageApi Api>
   static void run(int n) {
     long p = 1;
@@ -135,6 +159,111 @@ struct Skynet {
     long sum = 0;
     for (int i = 0; i < 10; ++i) sum += *children.recv();
     out.send(sum);
+  }
+};
+
+/// `rounds` steps of arithmetic that the compiler cannot drop (100 take
+/// about a tenth of a microsecond here).
+inline void spin_work(int rounds) {
+  std::uint64_t x = static_cast<std::uint64_t>(rounds);
+  for (int i = 0; i < rounds; ++i) x = x * 6364136223846793005u + 1442695040888963407u;
+  asm volatile("" : : "r"(x));  // x is "used": the loop stays
+}
+
+/// One goroutine (main) spawns n goroutines of a little work (100 rounds)
+/// each, and waits: every other P's work must come from main's. Stage 2's
+/// Ms all take it from the one locked GRQ; stage 3's P keeps it in its
+/// local queue (runnext, then 256 slots, then half to the GRQ) and the
+/// other Ps steal half at a time. Counters: steals, stolen/op, lock/op.
+struct Imbalanced {
+  static constexpr const char* kName = "imbalanced spawn";
+  static constexpr int kMaxBlocked = 1;  // main in wg.wait()
+  static constexpr int kWorkRounds = 100;
+  static std::uint64_t goroutines(int n) { return static_cast<std::uint64_t>(n); }
+  template <StageApi Api>
+  static void run(int n) {
+    typename Api::WaitGroup wg;
+    wg.add(n);
+    for (int i = 0; i < n; ++i) {
+      Api::go([&wg] {
+        spin_work(kWorkRounds);
+        wg.done();
+      });
+    }
+    wg.wait();
+  }
+};
+
+/// kSpawners goroutines (at least one per P up to 8 Ps) each spawn n /
+/// kSpawners empty goroutines at once: every P creates and schedules at the
+/// same time. Stage 2 funnels all of it through its one GRQ lock (see
+/// contended% and lockwait_ns/op); stage 3's Ps work on their own queues.
+struct SpawnStorm {
+  static constexpr const char* kName = "spawn storm";
+  static constexpr int kSpawners = 8;
+  static constexpr int kMaxBlocked = kSpawners + 1;  // spawners, main
+  static std::uint64_t goroutines(int n) {
+    return kSpawners + static_cast<std::uint64_t>(n / kSpawners * kSpawners);
+  }
+  template <StageApi Api>
+  static void run(int n) {
+    typename Api::WaitGroup all;
+    all.add(kSpawners);
+    for (int s = 0; s < kSpawners; ++s) {
+      Api::go([&all, n] {
+        typename Api::WaitGroup mine;
+        mine.add(n / kSpawners);
+        for (int i = 0; i < n / kSpawners; ++i) Api::go([&mine] { mine.done(); });
+        mine.wait();
+        all.done();
+      });
+    }
+    all.wait();
+  }
+};
+
+/// The process's resident memory, in bytes (/proc/self/statm).
+inline std::size_t rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  int got = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+/// n goroutines (100,000 in the suite) all blocked at once on one channel,
+/// then released by closing it. Measures what a parked goroutine costs:
+/// time to create, park and wake, and memory (rss_bytes/goroutine: the
+/// resident memory they added, measured while all are parked; Go's are
+/// about 2-4 KiB). Needs green threads.
+struct Parked {
+  static constexpr const char* kName = "parked goroutines";
+  static constexpr int kMaxBlocked = 0;  // not run where that matters
+  static constexpr bool kGreenThreadsOnly = true;
+  static std::uint64_t goroutines(int n) { return static_cast<std::uint64_t>(n); }
+  /// Resident bytes per parked goroutine, of the last run.
+  static inline std::atomic<double> last_rss_per_goroutine{0};
+  template <StageApi Api>
+  static void run(int n) {
+    typename Api::template Chan<int> gate;
+    typename Api::WaitGroup started, finished;
+    started.add(n);
+    finished.add(n);
+    std::size_t before = rss_bytes();
+    for (int i = 0; i < n; ++i) {
+      Api::go([&] {
+        started.done();
+        (void)gate.recv();  // parks until the close
+        finished.done();
+      });
+    }
+    started.wait();
+    std::size_t during = rss_bytes();
+    last_rss_per_goroutine.store(
+        during > before ? static_cast<double>(during - before) / n : 0.0);
+    gate.close();
+    finished.wait();
   }
 };
 

@@ -11,21 +11,6 @@ namespace {
 
 constexpr int kItems = 200;
 
-template <class W>
-std::uint64_t goroutines_per_run(int items) {
-  if constexpr (std::is_same_v<W, SpawnJoin>) return 1 + items;
-  if constexpr (std::is_same_v<W, YieldPing>) return 1 + 2;
-  if constexpr (std::is_same_v<W, ChanPingPong>) return 1 + 1;
-  if constexpr (std::is_same_v<W, FanOutIn>) return 1 + W::kWorkers + 1;
-  if constexpr (std::is_same_v<W, Skynet>) {  // the tree, plus main
-    std::uint64_t nodes = 0;
-    for (std::uint64_t level = 1; level <= std::uint64_t(items); level *= 10) {
-      nodes += level;
-    }
-    return 1 + nodes;
-  }
-}
-
 TEST(WorkloadsTest, EveryWorkloadRunsOnEveryStage) {
   for_each_type<Workloads>([]<class W>() {
     for_each_type<Stages>([]<class Api>() {
@@ -34,10 +19,10 @@ TEST(WorkloadsTest, EveryWorkloadRunsOnEveryStage) {
         SCOPED_TRACE(std::string(W::kName) + " on " +
                      std::string(Api::kName) + ", procs " +
                      std::to_string(procs));
-        constexpr int kN = std::is_same_v<W, Skynet> ? 1000 : kItems;
+        constexpr int kN = std::is_same_v<W, Skynet> ? 1000 : kItems;  // 10^k
         auto stats = run_with<Api>(procs_for<Api>(procs, W::kMaxBlocked),
                                    [] { W::template run<Api>(kN); });
-        EXPECT_EQ(stats.goroutines_created, goroutines_per_run<W>(kN));
+        EXPECT_EQ(stats.goroutines_created, 1 + W::goroutines(kN));  // + main
         EXPECT_EQ(stats.goroutines_finished, stats.goroutines_created);
         EXPECT_TRUE(testing::conserved(stats));
       }

@@ -1,0 +1,3 @@
+module gmpcourse/benchmarks/go
+
+go 1.19

@@ -1,0 +1,308 @@
+// The Go reference: the workloads of benchmarks/workloads.h (and stage 5's
+// preemption latency) written in Go, so that the course's runtimes can be
+// compared with the real one on the same machine. `./course bench` runs it
+// when `go` is installed (Debian's golang-go, Go 1.19) and puts its figures
+// in the same table.
+//
+// Usage: go run . [-quick] [-filter REGEXP] > go.json
+//
+// Output: JSON in Google Benchmark's shape ({"context": ..., "benchmarks":
+// [...]}), names "workload/go/procs:N", with items_per_second (and
+// rss_bytes/goroutine, waited_ms), so the report reads both the same way.
+// Each figure is the median of 5 runs.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+)
+
+const items = 1000 // as kItems in stages_bench.cc
+
+func spawnJoin(n int) {
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func() { wg.Done() }()
+	}
+	wg.Wait()
+}
+
+func yieldPing(n int) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	for g := 0; g < 2; g++ {
+		go func() {
+			for i := 0; i < n/2; i++ {
+				runtime.Gosched()
+			}
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+}
+
+func pingPong(capacity int) func(int) {
+	return func(n int) {
+		ping, pong := make(chan int, capacity), make(chan int, capacity)
+		done := make(chan bool)
+		go func() {
+			for v := range ping {
+				pong <- v + 1
+			}
+			done <- true
+		}()
+		for i := 0; i < n; i++ {
+			ping <- i
+			<-pong
+		}
+		close(ping)
+		<-done
+	}
+}
+
+func fanOutIn(n int) {
+	const workers = 4
+	jobs, results := make(chan int, 64), make(chan int, 64)
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for j := range jobs {
+				results <- j * 2
+			}
+			wg.Done()
+		}()
+	}
+	go func() {
+		for i := 0; i < n; i++ {
+			jobs <- i
+		}
+		close(jobs)
+	}()
+	sum := 0
+	for i := 0; i < n; i++ {
+		sum += <-results
+	}
+	wg.Wait()
+	_ = sum
+}
+
+var sink uint64
+
+func spinWork(rounds int) {
+	x := uint64(rounds)
+	for i := 0; i < rounds; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	sink = x
+}
+
+func imbalanced(n int) {
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func() {
+			spinWork(100)
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+}
+
+func spawnStorm(n int) {
+	const spawners = 8
+	var all sync.WaitGroup
+	all.Add(spawners)
+	for s := 0; s < spawners; s++ {
+		go func() {
+			var mine sync.WaitGroup
+			mine.Add(n / spawners)
+			for i := 0; i < n/spawners; i++ {
+				go func() { mine.Done() }()
+			}
+			mine.Wait()
+			all.Done()
+		}()
+	}
+	all.Wait()
+}
+
+func skynetNode(c chan int, num, size int) {
+	if size == 1 {
+		c <- num
+		return
+	}
+	rc := make(chan int)
+	for i := 0; i < 10; i++ {
+		go skynetNode(rc, num+i*(size/10), size/10)
+	}
+	sum := 0
+	for i := 0; i < 10; i++ {
+		sum += <-rc
+	}
+	c <- sum
+}
+
+func skynet(n int) {
+	c := make(chan int)
+	go skynetNode(c, 0, n)
+	if sum := <-c; sum != n*(n-1)/2 {
+		panic("skynet: wrong sum")
+	}
+}
+
+func rssBytes() float64 {
+	var size, resident int64
+	f, err := os.Open("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fmt.Fscan(f, &size, &resident)
+	return float64(resident * int64(os.Getpagesize()))
+}
+
+var lastRSSPerGoroutine float64
+
+func parked(n int) {
+	gate := make(chan int)
+	var started, finished sync.WaitGroup
+	started.Add(n)
+	finished.Add(n)
+	before := rssBytes()
+	for i := 0; i < n; i++ {
+		go func() {
+			started.Done()
+			<-gate
+			finished.Done()
+		}()
+	}
+	started.Wait()
+	lastRSSPerGoroutine = (rssBytes() - before) / float64(n)
+	close(gate)
+	finished.Wait()
+}
+
+// A 1 ms sleeper behind a 100 ms loop without calls, on 1 P: how long it
+// waits (stage 5's preemption latency).
+func sleeperBehindLoopMs() float64 {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	done := make(chan bool)
+	go func() {
+		until := time.Now().Add(100 * time.Millisecond)
+		u := 0
+		for time.Now().Before(until) {
+			for i := 0; i < 1000000; i++ {
+				u -= 2
+			}
+		}
+		sink = uint64(u)
+		done <- true
+	}()
+	runtime.Gosched() // the loop starts
+	t := time.Now()
+	time.Sleep(time.Millisecond)
+	waited := time.Since(t)
+	<-done
+	return float64(waited.Microseconds()) / 1000
+}
+
+type result struct {
+	Name           string  `json:"name"`
+	RunType        string  `json:"run_type"`
+	Iterations     int     `json:"iterations"`
+	RealTime       float64 `json:"real_time"`
+	TimeUnit       string  `json:"time_unit"`
+	ItemsPerSecond float64 `json:"items_per_second,omitempty"`
+	RSS            float64 `json:"rss_bytes/goroutine,omitempty"`
+	WaitedMs       float64 `json:"waited_ms,omitempty"`
+}
+
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	return xs[len(xs)/2]
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "smaller skynet and parked runs")
+	filter := flag.String("filter", ".", "only benchmarks whose name matches")
+	flag.Parse()
+	match := regexp.MustCompile(*filter)
+	bigSkynet, bigParked := 1000000, 100000
+	if *quick {
+		bigSkynet, bigParked = 10000, 10000
+	}
+	workloads := []struct {
+		name string
+		n    int
+		f    func(int)
+	}{
+		{"spawn+join", items, spawnJoin},
+		{"yield", items, yieldPing},
+		{"chan ping-pong", items, pingPong(0)},
+		{"chan ping-pong (buffered)", items, pingPong(1)},
+		{"fan-out/fan-in", items, fanOutIn},
+		{"imbalanced spawn", items, imbalanced},
+		{"spawn storm", items, spawnStorm},
+		{"skynet", bigSkynet, skynet},
+		{"parked goroutines", bigParked, parked},
+	}
+	var out []result
+	for _, w := range workloads {
+		for _, p := range []int{1, 2, 4, 8} {
+			name := fmt.Sprintf("%s/go/procs:%d", w.name, p)
+			if !match.MatchString(name) {
+				continue
+			}
+			runtime.GOMAXPROCS(p)
+			w.f(w.n) // warm up
+			var ns []float64
+			for r := 0; r < 5; r++ {
+				t := time.Now()
+				w.f(w.n)
+				ns = append(ns, float64(time.Since(t).Nanoseconds()))
+			}
+			m := median(ns)
+			res := result{Name: name, RunType: "iteration", Iterations: 5,
+				RealTime: m, TimeUnit: "ns", ItemsPerSecond: float64(w.n) / m * 1e9}
+			if w.name == "parked goroutines" {
+				res.RSS = lastRSSPerGoroutine
+			}
+			fmt.Fprintf(os.Stderr, "go: %-40s %12.0f ns/run\n", name, m)
+			out = append(out, res)
+		}
+	}
+	if name := "preemption latency/go"; match.MatchString(name) {
+		var ms []float64
+		for r := 0; r < 5; r++ {
+			ms = append(ms, sleeperBehindLoopMs())
+		}
+		m := median(ms)
+		fmt.Fprintf(os.Stderr, "go: %-40s %12.1f ms\n", name, m)
+		out = append(out, result{Name: name, RunType: "iteration", Iterations: 5,
+			RealTime: m, TimeUnit: "ms", WaitedMs: m})
+	}
+	doc := map[string]any{
+		"context": map[string]any{
+			"date":       time.Now().Format(time.RFC3339),
+			"go_version": runtime.Version(),
+			"num_cpus":   runtime.NumCPU(),
+			"executable": "benchmarks/go",
+		},
+		"benchmarks": out,
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		panic(err)
+	}
+}

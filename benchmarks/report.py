@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Renders the benchmark results: a Markdown report and SVG charts.
+
+Usage: report.py RESULTS.json [GO.json] --out DIR [--machine TEXT]
+
+RESULTS.json is Google Benchmark's JSON output of //benchmarks:stages_bench;
+GO.json the Go reference's (benchmarks/go), optional. Writes DIR/README.md
+(tables: for each workload, one row per GOMAXPROCS, the stages as columns,
+each cell the time per item and its ratio to stage 1 and to Go; then the
+counters that explain them, and the other measurements) and DIR/*.svg
+(throughput against GOMAXPROCS per workload, and the scheduler lock's wait
+per stage). Needs python3-matplotlib for the charts (skipped without it).
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+STAGES = ["stage1_threadpool", "stage2_global_queue", "stage3_gmp",
+          "stage4_syscalls", "stage5_preemption"]
+SHORT = {"stage1_threadpool": "stage 1", "stage2_global_queue": "stage 2",
+         "stage3_gmp": "stage 3", "stage4_syscalls": "stage 4",
+         "stage5_preemption": "stage 5", "go": "Go 1.19"}
+# The counters worth a column, in this order, when a row has them.
+COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
+            "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op",
+            "rss_bytes/goroutine"]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
+NAME = re.compile(r"^(?P<workload>.+)/(?P<stage>[^/]+)/procs:(?P<procs>\d+)")
+# The same work without the course's runtimes: workload/baseline.
+BASELINES = {"os_threads": "OS threads", "boost_fiber": "Boost.Fiber"}
+BASELINE = re.compile(r"^(?P<workload>.+)/(?P<kind>" + "|".join(BASELINES) + ")")
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    return [b for b in doc.get("benchmarks", [])
+            if b.get("run_type", "iteration") == "iteration"
+            and "error_occurred" not in b]
+
+
+def ns_per_item(b):
+    ips = b.get("items_per_second")
+    return 1e9 / ips if ips else None
+
+
+def human(ns):
+    if ns is None:
+        return "-"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.2f} us"
+    return f"{ns / 1e6:.2f} ms"
+
+
+def split(benchmarks):
+    """{workload: {procs: {stage: benchmark}}}, {workload: [baselines]},
+    and the other benchmarks."""
+    table, baselines, other = {}, {}, []
+    for b in benchmarks:
+        m = NAME.match(b["name"])
+        base = BASELINE.match(b["name"])
+        if m and (m["stage"] in STAGES or m["stage"] == "go"):
+            table.setdefault(m["workload"], {}).setdefault(
+                int(m["procs"]), {})[m["stage"]] = b
+        elif base:
+            baselines.setdefault(base["workload"], []).append(
+                (BASELINES[base["kind"]], b))
+        else:
+            other.append(b)
+    return table, baselines, other
+
+
+def workload_table(name, rows, has_go, baselines):
+    cols = STAGES + (["go"] if has_go else [])
+    out = [f"### {name}", "",
+           "| procs | " + " | ".join(SHORT[c] for c in cols) + " |",
+           "|---|" + "---|" * len(cols)]
+    for procs in sorted(rows):
+        row = rows[procs]
+        base = ns_per_item(row["stage1_threadpool"]) if "stage1_threadpool" in row else None
+        go = ns_per_item(row["go"]) if "go" in row else None
+        cells = []
+        for c in cols:
+            v = ns_per_item(row[c]) if c in row else None
+            cell = human(v)
+            if v is not None and c != "go":
+                ratios = []
+                if base and c != "stage1_threadpool":
+                    ratios.append(f"{v / base:.2f}x s1")
+                if go:
+                    ratios.append(f"{v / go:.2f}x Go")
+                if ratios:
+                    cell += " (" + ", ".join(ratios) + ")"
+            cells.append(cell)
+        out.append(f"| {procs} | " + " | ".join(cells) + " |")
+    out.append("")
+    for label, b in baselines:
+        out += [f"Baseline, {label}: {human(ns_per_item(b))} per item.", ""]
+    # The counters, at every procs, for the stages that have them.
+    lines = []
+    for procs in sorted(rows):
+        for c in STAGES:
+            b = rows[procs].get(c)
+            if not b:
+                continue
+            have = [k for k in COUNTERS if k in b]
+            if have:
+                vals = ", ".join(f"{k} {b[k]:.3g}" for k in have)
+                lines.append(f"| {procs} | {SHORT[c]} | {vals} |")
+    if lines:
+        out += ["<details><summary>counters</summary>", "",
+                "| procs | stage | counters |", "|---|---|---|"] + lines + \
+               ["", "</details>", ""]
+    return out
+
+
+def other_table(other):
+    out = ["## Other measurements", "",
+           "| benchmark | time | counters |", "|---|---|---|"]
+    for b in other:
+        t = f"{b['real_time']:.3g} {b.get('time_unit', 'ns')}"
+        skip = {"name", "run_name", "run_type", "repetitions", "repetition_index",
+                "threads", "iterations", "real_time", "cpu_time", "time_unit",
+                "family_index", "per_family_instance_index", "aggregate_name"}
+        extra = ", ".join(f"{k} {v:.4g}" for k, v in b.items()
+                          if k not in skip and isinstance(v, (int, float)))
+        out.append(f"| {b['name']} | {t} | {extra} |")
+    out.append("")
+    return out
+
+
+def slug(name):
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def charts(table, out_dir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: no matplotlib (apt-get install python3-matplotlib): "
+              "charts skipped", file=sys.stderr)
+        return []
+    made = []
+    for name, rows in table.items():
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        for c in STAGES + ["go"]:
+            pts = [(p, rows[p][c]["items_per_second"]) for p in sorted(rows)
+                   if c in rows[p] and rows[p][c].get("items_per_second")]
+            if pts:
+                ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o",
+                        label=SHORT[c], linestyle="--" if c == "go" else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(rows))
+        ax.set_xticklabels([str(p) for p in sorted(rows)])
+        ax.set_xlabel("GOMAXPROCS (2 cores)")
+        ax.set_ylabel("items per second")
+        ax.set_title(name)
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"{slug(name)}.svg")
+        fig.savefig(path)
+        plt.close(fig)
+        made.append((name, os.path.basename(path)))
+    # The scheduler lock's wait per item, per stage, on the spawn storm.
+    storm = table.get("spawn storm", {})
+    if storm:
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        procs = sorted(storm)
+        width = 0.8 / len(STAGES)
+        for i, c in enumerate(STAGES):
+            vals = [storm[p].get(c, {}).get("lockwait_ns/op", 0) for p in procs]
+            ax.bar([k + i * width for k in range(len(procs))], vals, width,
+                   label=SHORT[c])
+        ax.set_xticks([k + 0.4 - width / 2 for k in range(len(procs))])
+        ax.set_xticklabels([str(p) for p in procs])
+        ax.set_xlabel("GOMAXPROCS")
+        ax.set_ylabel("sched lock wait, ns per goroutine")
+        ax.set_title("spawn storm: waiting for the scheduler's lock")
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "lock-wait.svg"))
+        plt.close(fig)
+        made.append(("lock wait (spawn storm)", "lock-wait.svg"))
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("go", nargs="?")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--machine", default="")
+    args = ap.parse_args()
+    benchmarks = load(args.results)
+    if args.go and os.path.exists(args.go):
+        benchmarks += load(args.go)
+    table, baselines, other = split(benchmarks)
+    os.makedirs(args.out, exist_ok=True)
+    has_go = any("go" in r for rows in table.values() for r in rows.values())
+    md = ["# Benchmark results", "",
+          "Generated by `./course bench` (benchmarks/report.py) from "
+          "`benchmarks.json`" + (" and `go.json`" if has_go else "") + ".",
+          "How to read each benchmark: [benchmarks/README.md]("
+          + os.path.relpath(os.path.join(REPO, "benchmarks", "README.md"),
+                            os.path.abspath(args.out)) + ").", ""]
+    if args.machine:
+        md += ["Machine: " + args.machine, ""]
+    md += ["Time per item (goroutine, yield, round trip, job or skynet leaf); "
+           "lower is better. In brackets: the ratio to stage 1 (s1) and to "
+           "Go on the same row (below 1: faster).", "", "## Workloads", ""]
+    for name, rows in table.items():
+        md += workload_table(name, rows, has_go, baselines.get(name, []))
+    md += other_table(other)
+    made = charts(table, args.out)
+    if made:
+        md += ["## Charts", ""] + [f"![{n}]({f})" for n, f in made] + [""]
+    with open(os.path.join(args.out, "README.md"), "w") as f:
+        f.write("\n".join(md))
+    print(f"report: {args.out}/README.md and {len(made)} charts")
+
+
+if __name__ == "__main__":
+    main()
