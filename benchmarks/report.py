@@ -24,7 +24,7 @@ SHORT = {"stage1_threadpool": "stage 1", "stage2_global_queue": "stage 2",
          "stage5_preemption": "stage 5", "go": "Go 1.19"}
 # The counters worth a column, in this order, when a row has them.
 COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
-            "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op",
+            "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op", "parks/op",
             "rss_bytes/goroutine"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
@@ -104,7 +104,7 @@ def workload_table(name, rows, has_go, baselines):
     # The counters, at every procs, for the stages that have them.
     lines = []
     for procs in sorted(rows):
-        for c in STAGES:
+        for c in STAGES + ["go"]:
             b = rows[procs].get(c)
             if not b:
                 continue

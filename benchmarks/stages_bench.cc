@@ -48,7 +48,8 @@ void run_workload(benchmark::State& state) {
   const int items = items_of<W>();
   const int procs = procs_for<Api>(static_cast<int>(state.range(0)),
                                    W::kMaxBlocked);
-  auto stats = run_with<Api>(procs, [&] {
+  if constexpr (std::is_same_v<W, Parked>) Parked::max_rss_per_goroutine = 0;
+  auto stats = run_with<Api>(procs, [&] {  // a fresh runtime: fresh stacks
     for (auto _ : state) W::template run<Api>(items);
   });
   const double ops = static_cast<double>(state.iterations()) * items;
@@ -66,7 +67,7 @@ void run_workload(benchmark::State& state) {
     state.counters["lockwait_ns/op"] = static_cast<double>(lock.wait_ns) / ops;
   }
   if constexpr (std::is_same_v<W, Parked>) {
-    state.counters["rss_bytes/goroutine"] = Parked::last_rss_per_goroutine.load();
+    state.counters["rss_bytes/goroutine"] = Parked::max_rss_per_goroutine.load();
   }
   if constexpr (requires { stats.steals; }) {  // Ps with local queues
     state.counters["steals"] = static_cast<double>(stats.steals);
@@ -77,6 +78,7 @@ void run_workload(benchmark::State& state) {
         static_cast<double>(stats.grq_goroutines) / ops;
     state.counters["spin_ns/op"] =
         static_cast<double>(stats.spinning_ns) / ops;
+    state.counters["parks/op"] = static_cast<double>(stats.parks) / ops;
   }
 }
 
