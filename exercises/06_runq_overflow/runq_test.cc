@@ -1,0 +1,132 @@
+// Exercise 06's tests: runnext's order, the overflow batch, and the owner
+// racing a thief for runnext on seeded, randomized interleavings.
+#include "exercises/06_runq_overflow/runq.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "exercises/testing/harness.h"
+
+namespace gmp::exercises::overflow {
+namespace {
+
+std::vector<G> make_gs(int n) {
+  std::vector<G> gs(n);
+  for (int i = 0; i < n; ++i) gs[i].id = i;
+  return gs;
+}
+
+using Got = std::pair<G*, bool>;
+
+TEST(Runnext, NewestReadiedRunsNextInItsTimeSlice) {
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  G a, b;
+  q.runqput(&a, false, grq);
+  q.runqput(&b, true, grq);
+  EXPECT_EQ(q.runqget(), Got(&b, true)) << "runnext first, inheriting the slice";
+  EXPECT_EQ(q.runqget(), Got(&a, false));
+  EXPECT_EQ(q.runqget(), Got(nullptr, false));
+}
+
+TEST(Runnext, DisplacedGoroutineGoesToTheTail) {
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  G x, y, a, b;
+  q.runqput(&x, false, grq);
+  q.runqput(&y, false, grq);
+  q.runqput(&a, true, grq);
+  q.runqput(&b, true, grq);  // a is kicked out behind x and y
+  EXPECT_EQ(q.ring_size(), 3u);
+  EXPECT_EQ(q.runqget(), Got(&b, true));
+  EXPECT_EQ(q.runqget(), Got(&x, false));
+  EXPECT_EQ(q.runqget(), Got(&y, false));
+  EXPECT_EQ(q.runqget(), Got(&a, false));
+  EXPECT_EQ(q.runqget(), Got(nullptr, false));
+  EXPECT_EQ(grq.size(), 0u);
+}
+
+TEST(Overflow, FullRingMovesItsOldestHalfAndTheNewOneToTheGlobalQueue) {
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  std::vector<G> gs = make_gs(257);
+  for (int i = 0; i < 256; ++i) q.runqput(&gs[i], false, grq);
+  EXPECT_EQ(grq.size(), 0u) << "256 fit in the ring";
+  q.runqput(&gs[256], false, grq);
+  ASSERT_EQ(grq.size(), 129u) << "128 oldest + the new one";
+  EXPECT_EQ(q.ring_size(), 128u);
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(grq.get(), &gs[i]) << i;
+  EXPECT_EQ(grq.get(), &gs[256]);
+  for (int i = 128; i < 256; ++i) ASSERT_EQ(q.runqget(), Got(&gs[i], false)) << i;
+}
+
+TEST(Overflow, TakesTheGlobalLockOncePerBatch) {
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  std::vector<G> gs = make_gs(257 + 129);
+  for (G& g : gs) q.runqput(&g, false, grq);  // two overflows
+  EXPECT_EQ(grq.size(), 2u * 129u);
+  EXPECT_EQ(grq.lock_acquisitions(), 2u);
+}
+
+TEST(Overflow, KickedOutRunnextOverflowsToo) {
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  std::vector<G> gs = make_gs(256);
+  G first, second;
+  for (G& g : gs) q.runqput(&g, false, grq);
+  q.runqput(&first, true, grq);   // runnext; the ring stays full
+  q.runqput(&second, true, grq);  // kicks `first` into a full ring
+  ASSERT_EQ(grq.size(), 129u);
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(grq.get(), &gs[i]) << i;
+  EXPECT_EQ(grq.get(), &first);
+  EXPECT_EQ(q.runqget(), Got(&second, true));
+}
+
+// The owner readies goroutines (half of them as runnext) and sometimes runs
+// one, while a thief keeps stealing runnext. Every goroutine must end up
+// taken exactly once: by the owner, by the thief, or from the global queue.
+void owner_and_runnext_thief(std::uint64_t seed, int n) {
+  std::vector<G> gs = make_gs(n);
+  std::vector<std::atomic<int>> taken(n);
+  std::atomic<bool> owner_done{false};
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  auto take = [&](G* g) { taken[g->id].fetch_add(1, std::memory_order_relaxed); };
+  run_threads(2, seed, [&](int who, Chaos& chaos) {
+    if (who == 0) {
+      for (G& g : gs) {
+        q.runqput(&g, chaos.below(2) == 0, grq);
+        chaos.point();
+        if (chaos.below(3) == 0) {
+          if (G* mine = q.runqget().first) take(mine);
+        }
+      }
+      owner_done.store(true, std::memory_order_release);
+      while (G* mine = q.runqget().first) take(mine);
+      return;
+    }
+    while (!owner_done.load(std::memory_order_acquire)) {
+      if (G* stolen = q.steal_runnext()) take(stolen);
+      chaos.point();
+    }
+  });
+  while (G* g = grq.get()) take(g);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
+                                  << taken[i].load() << " times";
+  }
+}
+
+TEST(RunnextStress, OwnerAndThiefLoseNothing) {
+  for (std::uint64_t seed : stress_seeds(20, "overflow.runnext_thief")) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    owner_and_runnext_thief(seed, 3000);
+    if (HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace gmp::exercises::overflow

@@ -1,0 +1,51 @@
+// The harness itself: seeds are reproducible and distinct, chaos threads
+// all run, skeletons throw a clear error.
+#include "exercises/testing/harness.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+
+#include "exercises/testing/skeleton.h"
+
+namespace gmp::exercises {
+namespace {
+
+TEST(Harness, SeedsAreReproducibleAndDistinct) {
+  std::vector<std::uint64_t> a = stress_seeds(20, "x");
+  EXPECT_EQ(a, stress_seeds(20, "x"));
+  EXPECT_NE(a, stress_seeds(20, "y"));
+  EXPECT_EQ(std::set<std::uint64_t>(a.begin(), a.end()).size(), a.size());
+}
+
+TEST(Harness, ChaosBelowStaysInRange) {
+  Chaos c(7);
+  for (int i = 0; i < 1000; ++i) EXPECT_LT(c.below(13), 13u);
+}
+
+TEST(Harness, RunThreadsRunsEveryThreadOnce) {
+  std::atomic<int> mask{0};
+  run_threads(6, base_seed(), [&](int i, Chaos& chaos) {
+    chaos.point();
+    mask.fetch_or(1 << i);
+  });
+  EXPECT_EQ(mask.load(), 0x3f);
+}
+
+TEST(Harness, EventuallySeesDoneAndGivesUp) {
+  EXPECT_TRUE(eventually([] { return true; }, 0.01));
+  EXPECT_FALSE(eventually([] { return false; }, 0.01));
+}
+
+TEST(Harness, NotWrittenNamesTheFunction) {
+  try {
+    not_written("runqput (exercises/05_local_runq)");
+    FAIL() << "not_written returned";
+  } catch (const NotWritten& e) {
+    EXPECT_STREQ(e.what(), "not written yet: runqput (exercises/05_local_runq)");
+  }
+}
+
+}  // namespace
+}  // namespace gmp::exercises

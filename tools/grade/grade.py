@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""The course's grader: builds the exercises, runs their tests, scores them.
+
+Run it through the course entry script:
+
+    ./course grade                 every exercise, the student's code
+    ./course grade 05 07           exercises 05 and 07 only
+    ./course grade --solutions     the reference solutions instead
+    ./course grade --config tsan   built with ThreadSanitizer (or asan, ubsan)
+    ./course grade --json F        also write a JSON report to F
+    ./course grade --junit F       also write a JUnit XML report to F
+    ./course grade --check         CI: every solution scores full marks and
+                                   every test fails on every skeleton
+
+Each test runs in a process of its own (a crash or a hang costs that test
+only), with a time limit, and with GMP_EXERCISE_SEED set to this run's seed
+(printed; --seed replays one). Points per test come from each exercise's
+points.json. Exit status: 0 at full marks, 1 below, 2 when the grader
+itself cannot run (unknown exercise, solutions stripped, points.json and
+the tests disagree).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXERCISES = ROOT / "exercises"
+
+
+class GradeError(Exception):
+    """The grader cannot run: a message for the user, exit status 2."""
+
+
+class Exercise:
+    """One exercises/NN_name folder and its points.json."""
+
+    def __init__(self, folder):
+        self.id = folder.name
+        self.number = folder.name.split("_", 1)[0]
+        self.folder = folder
+        meta = json.loads((folder / "points.json").read_text())
+        self.title = meta["title"]
+        self.stage = meta["stage"]
+        self.points = meta["points"]  # test name -> points, in report order
+        self.has_solution = (folder / "solution").is_dir()
+
+    def label(self, kind):
+        return f"//exercises/{self.id}:{kind}_test"
+
+    def max_points(self):
+        return sum(self.points.values())
+
+
+def find_exercises(selectors):
+    all_ex = [Exercise(f) for f in sorted(EXERCISES.iterdir())
+              if f.is_dir() and (f / "points.json").is_file()]
+    if not selectors:
+        return all_ex
+    chosen = []
+    for s in selectors:
+        match = [e for e in all_ex if e.id == s or e.number == s.zfill(2)]
+        if not match:
+            raise GradeError(f"no exercise '{s}'; there are: "
+                             + " ".join(e.number for e in all_ex))
+        chosen += [e for e in match if e not in chosen]
+    return chosen
+
+
+INDEX = ROOT / "docs" / "exercises.md"
+WORKFLOW = ROOT / ".github" / "workflows" / "classroom.yml"
+BEGIN = "<!-- exercises:begin (written by ./course grade --write-index) -->"
+END = "<!-- exercises:end -->"
+
+WORKFLOW_HEAD = """\
+# GitHub Classroom autograding: one step per exercise, each worth its
+# points when `./course grade NN` reaches full marks on it.
+# Written by `./course grade --write-index` from exercises/*/points.json;
+# CI checks that it is current.
+name: Autograding Tests
+on: [push, repository_dispatch]
+permissions:
+  checks: write
+  actions: read
+  contents: read
+jobs:
+  run-autograding-tests:
+    runs-on: ubuntu-latest
+    # The course's packages are Debian 12's (Bazel 4.2.3 among them).
+    container: debian:bookworm
+    if: github.actor != 'github-classroom[bot]'
+    steps:
+      - name: Checkout code
+        uses: actions/checkout@v4
+      - name: Install the course's packages
+        run: ./course setup
+"""
+
+WORKFLOW_STEP = """\
+      - name: {name}
+        id: ex{number}
+        uses: classroom-resources/autograding-command-grader@v1
+        with:
+          test-name: {name}
+          command: ./course grade {number}
+          timeout: 20
+          max-score: {points}
+"""
+
+
+def index_table(exercises):
+    rows = ["| # | Exercise | Stage | Tests | Points |",
+            "|---|---|---|---|---|"]
+    for e in exercises:
+        rows.append(f"| {e.number} | [{e.title}](../exercises/{e.id}/README.md)"
+                    f" | `{e.stage}` | {len(e.points)} | {e.max_points()} |")
+    rows.append(f"| | **Total** | | {sum(len(e.points) for e in exercises)}"
+                f" | **{sum(e.max_points() for e in exercises)}** |")
+    return "\n".join(rows)
+
+
+def generated_files(exercises):
+    """The files written from points.json: {path: wanted text}."""
+    text = INDEX.read_text()
+    if BEGIN not in text or END not in text:
+        raise GradeError(f"{INDEX} lacks the markers {BEGIN} ... {END}")
+    head, rest = text.split(BEGIN, 1)
+    index = head + BEGIN + "\n" + index_table(exercises) + "\n" + END + rest.split(END, 1)[1]
+    ids = ",".join(f"ex{e.number}" for e in exercises)
+    env = "".join(f"          EX{e.number}_RESULTS: \"${{{{steps.ex{e.number}.outputs.result}}}}\"\n"
+                  for e in exercises)
+    flow = WORKFLOW_HEAD + "".join(
+        WORKFLOW_STEP.format(number=e.number, points=e.max_points(),
+                             name=json.dumps(f"{e.number} {e.title}"))
+        for e in exercises)
+    flow += ("      - name: Autograding Reporter\n"
+             "        uses: classroom-resources/autograding-grader-reporter@v1\n"
+             "        env:\n" + env +
+             "        with:\n"
+             f"          runners: {ids}\n")
+    return {INDEX: index, WORKFLOW: flow}
+
+
+def bazel_flags(args):
+    flags = []
+    if os.environ.get("CI") == "true":
+        flags.append("--config=ci")
+    if args.config:
+        flags.append(f"--config={args.config}")
+    return flags
+
+
+def build(args, labels):
+    """Builds the labels (keeping going past failures); returns the set of
+    labels that built. The compiler's messages go to the terminal."""
+    with tempfile.TemporaryDirectory() as tmp:
+        events = pathlib.Path(tmp) / "events.json"
+        cmd = [args.bazel, "build", *bazel_flags(args), "--keep_going",
+               "--ui_event_filters=-info", "--noshow_progress", "--show_result=0",
+               f"--build_event_json_file={events}", *labels]
+        subprocess.run(cmd, cwd=ROOT, stdout=sys.stderr)
+        built = set()
+        for line in events.read_text().splitlines():
+            ev = json.loads(line)
+            done = ev.get("id", {}).get("targetCompleted")
+            if done and ev.get("completed", {}).get("success"):
+                built.add(done["label"])
+        return built
+
+
+def bazel_bin(args):
+    cmd = [args.bazel, "info", *bazel_flags(args), "bazel-bin"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise GradeError("bazel info failed:\n" + out.stderr)
+    return pathlib.Path(out.stdout.strip())
+
+
+def list_tests(binary):
+    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True,
+                         text=True, timeout=60)
+    tests, suite = [], None
+    for line in out.stdout.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            suite = line.split()[0]
+        else:
+            tests.append(suite + line.split()[0])
+    return tests
+
+
+def tail(text, n=12):
+    """The last n lines worth reading: no gtest banners, no blank lines."""
+    noise = ("Note: Google Test filter", "[==", "[--", "[ RUN", "unknown file")
+    lines = [l for l in text.splitlines()
+             if l.strip() and not l.lstrip().startswith(noise)]
+    return "\n".join(lines[-n:])
+
+
+def run_test(binary, name, args):
+    """Runs one test in its own process; returns (passed, message)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = pathlib.Path(tmp) / "report.json"
+        env = dict(os.environ, GMP_EXERCISE_SEED=str(args.seed),
+                   TEST_TMPDIR=tmp)
+        try:
+            out = subprocess.run(
+                [binary, f"--gtest_filter={name}",
+                 f"--gtest_output=json:{report}"],
+                capture_output=True, text=True, env=env, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return False, f"timed out after {args.timeout} s (a hang?)"
+        ran = None
+        if report.is_file():
+            for suite in json.loads(report.read_text()).get("testsuites", []):
+                for t in suite.get("testsuite", []):
+                    if f"{suite['name']}.{t['name']}" == name:
+                        ran = t
+        if out.returncode == 0 and ran and not ran.get("failures") \
+                and ran.get("result") == "COMPLETED":
+            return True, ""
+        if ran and ran.get("failures"):
+            return False, "\n".join(tail(f["failure"], 8) for f in ran["failures"])
+        if ran and ran.get("result") == "SKIPPED":
+            return False, "skipped: " + tail(out.stdout, 3)
+        how = (f"killed by signal {-out.returncode}" if out.returncode < 0
+               else f"exit status {out.returncode}")
+        return False, f"crashed ({how}):\n" + tail(out.stdout + out.stderr)
+
+
+def grade(args, exercises, kind, quiet=False):
+    """Builds and runs `kind` (student or solution) of each exercise.
+    Returns a list of per-exercise results (dicts)."""
+    if kind == "solution":
+        stripped = [e.id for e in exercises if not e.has_solution]
+        if stripped:
+            raise GradeError("no reference solution in: " + " ".join(stripped)
+                             + " (stripped for a graded offering?)")
+    say = (lambda *a: None) if quiet else print
+    built = build(args, [e.label(kind) for e in exercises])
+    bindir = bazel_bin(args)
+    results = []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+    for e in exercises:
+        res = {"id": e.id, "title": e.title, "stage": e.stage, "tests": [],
+               "problems": []}
+        binary = bindir / "exercises" / e.id / f"{kind}_test"
+        ok_build = e.label(kind) in built
+        present = list_tests(binary) if ok_build else []
+        for t in present:
+            if t not in e.points:
+                res["problems"].append(f"test {t} has no points in points.json")
+        jobs = {}
+        for name in e.points:
+            if not ok_build:
+                continue
+            if name not in present:
+                res["problems"].append(f"points.json names {name}, which the tests lack")
+                continue
+            jobs[name] = pool.submit(run_test, binary, name, args)
+        for name, pts in e.points.items():
+            if not ok_build:
+                passed, msg = False, "does not compile (see the compiler's messages above)"
+            elif name not in jobs:
+                passed, msg = False, "no such test"
+            else:
+                passed, msg = jobs[name].result()
+            res["tests"].append({"name": name, "max": pts,
+                                 "points": pts if passed else 0,
+                                 "passed": passed, "message": msg})
+        res["score"] = sum(t["points"] for t in res["tests"])
+        res["max"] = e.max_points()
+        results.append(res)
+        say(f"\n== {e.number} {e.title} ({e.stage})")
+        for t in res["tests"]:
+            mark = "PASS" if t["passed"] else "FAIL"
+            say(f"  {mark}  {t['name']:<60} {t['points']}/{t['max']}")
+            if t["message"] and not quiet:
+                for line in t["message"].splitlines()[:10]:
+                    say(f"        {line}")
+        for p in res["problems"]:
+            say(f"  grader: {p}")
+        say(f"  {e.id}: {res['score']}/{res['max']}")
+    pool.shutdown()
+    return results
+
+
+def totals(results):
+    return (sum(r["score"] for r in results), sum(r["max"] for r in results))
+
+
+def write_json(path, results, args, kind):
+    score, top = totals(results)
+    pathlib.Path(path).write_text(json.dumps(
+        {"variant": kind, "seed": args.seed, "config": args.config or "plain",
+         "score": score, "max": top, "exercises": results}, indent=2) + "\n")
+
+
+def write_junit(path, results):
+    score, top = totals(results)
+    root = ET.Element("testsuites", name="gmp-course exercises",
+                      tests=str(sum(len(r["tests"]) for r in results)),
+                      failures=str(sum(not t["passed"] for r in results
+                                       for t in r["tests"])))
+    for r in results:
+        suite = ET.SubElement(root, "testsuite", name=r["id"],
+                              tests=str(len(r["tests"])),
+                              failures=str(sum(not t["passed"] for t in r["tests"])))
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="score", value=f"{r['score']}/{r['max']}")
+        for t in r["tests"]:
+            case = ET.SubElement(suite, "testcase", classname=r["id"], name=t["name"])
+            cprops = ET.SubElement(case, "properties")
+            ET.SubElement(cprops, "property", name="points",
+                          value=f"{t['points']}/{t['max']}")
+            if not t["passed"]:
+                first = (t["message"].splitlines() or [""])[0]
+                ET.SubElement(case, "failure", message=first).text = t["message"]
+    root.set("score", f"{score}/{top}")
+    ET.ElementTree(root).write(path, encoding="unicode", xml_declaration=True)
+
+
+def check(args, exercises):
+    """CI: the exercises are sound. Returns the exit status."""
+    bad = [f"{path.relative_to(ROOT)} is stale: run ./course grade --write-index"
+           for path, text in generated_files(find_exercises([])).items()
+           if not path.is_file() or path.read_text() != text]
+    print("course grade --check: the reference solutions must score full marks")
+    sol = grade(args, exercises, "solution")
+    print("\ncourse grade --check: every test must fail on the skeletons")
+    skel = grade(args, exercises, "student", quiet=True)
+    for r in sol:
+        bad += [f"{r['id']}: {p}" for p in r["problems"]]
+        bad += [f"{r['id']}: the solution fails {t['name']}"
+                for t in r["tests"] if not t["passed"]]
+    for r in skel:
+        bad += [f"{r['id']}: the skeleton passes {t['name']}"
+                for t in r["tests"] if t["passed"]]
+        print(f"  {r['id']}: skeleton {r['score']}/{r['max']}")
+    s_sol, top = totals(sol)
+    s_skel, _ = totals(skel)
+    print(f"\nSolutions: {s_sol}/{top}. Skeletons: {s_skel}/{top}. "
+          f"Exercises: {len(exercises)}, tests: {sum(len(e.points) for e in exercises)}.")
+    for b in bad:
+        print(f"course grade --check: {b}")
+    return 1 if bad else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("exercises", nargs="*", help="numbers (05) or folder names")
+    p.add_argument("--solutions", action="store_true",
+                   help="grade the reference solutions")
+    p.add_argument("--config", choices=["tsan", "asan", "ubsan"])
+    p.add_argument("--seed", type=int, default=None,
+                   help="GMP_EXERCISE_SEED for every test (default: random)")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per test")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--junit", metavar="FILE")
+    p.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--write-index", action="store_true",
+                   help="rewrite docs/exercises.md's table and the Classroom workflow")
+    p.add_argument("--bazel", default="bazel", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1, 2**32)
+    try:
+        exercises = find_exercises(args.exercises)
+        if args.write_index:
+            for path, text in generated_files(find_exercises([])).items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+                print(f"course grade: wrote {path.relative_to(ROOT)}")
+            return 0
+        print(f"course grade: seed {args.seed} (replay with --seed {args.seed})")
+        if args.check:
+            return check(args, exercises)
+        kind = "solution" if args.solutions else "student"
+        results = grade(args, exercises, kind)
+    except GradeError as e:
+        print(f"course grade: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        write_json(args.json, results, args, kind)
+    if args.junit:
+        write_junit(args.junit, results)
+    score, top = totals(results)
+    problems = [p for r in results for p in r["problems"]]
+    print(f"\nScore: {score}/{top}")
+    if problems:
+        return 2
+    return 0 if score == top else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
