@@ -166,6 +166,8 @@ def build(args, labels):
                "--ui_event_filters=-info", "--noshow_progress", "--show_result=0",
                f"--build_event_json_file={events}", *labels]
         subprocess.run(cmd, cwd=ROOT, stdout=sys.stderr)
+        if not events.is_file():
+            raise GradeError("bazel build did not run: " + " ".join(cmd))
         built = set()
         for line in events.read_text().splitlines():
             ev = json.loads(line)
@@ -184,8 +186,15 @@ def bazel_bin(args):
 
 
 def list_tests(binary):
-    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True,
-                         text=True, timeout=60)
+    """The tests in a gtest binary, or an error message if it cannot say."""
+    try:
+        out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True,
+                             text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return [], "the test binary hangs before running any test"
+    if out.returncode != 0:
+        return [], ("the test binary does not start (status "
+                    f"{out.returncode}):\n" + tail(out.stdout + out.stderr))
     tests, suite = [], None
     for line in out.stdout.splitlines():
         if not line.strip():
@@ -194,7 +203,7 @@ def list_tests(binary):
             suite = line.split()[0]
         else:
             tests.append(suite + line.split()[0])
-    return tests
+    return tests, None
 
 
 def tail(text, n=12):
@@ -236,6 +245,54 @@ def run_test(binary, name, args):
         return False, f"crashed ({how}):\n" + tail(out.stdout + out.stderr)
 
 
+def grade_one(e, binary, ok_build, pool, args):
+    """Runs one exercise's tests; returns its result (a dict)."""
+    res = {"id": e.id, "title": e.title, "stage": e.stage, "tests": [],
+           "problems": []}
+    present, broken = list_tests(binary) if ok_build else ([], None)
+    res["problems"] += [f"test {t} has no points in points.json"
+                        for t in present if t not in e.points]
+    jobs = {}
+    for name in e.points:
+        if not ok_build or broken:
+            continue
+        if name not in present:
+            res["problems"].append(f"points.json names {name}, which the tests lack")
+            continue
+        jobs[name] = pool.submit(run_test, binary, name, args)
+    for name, pts in e.points.items():
+        if not ok_build:
+            passed, msg = False, "does not compile (see the compiler's messages above)"
+        elif broken:
+            passed, msg = False, broken
+        elif name not in jobs:
+            passed, msg = False, "no such test"
+        else:
+            passed, msg = jobs[name].result()
+        res["tests"].append({"name": name, "max": pts,
+                             "points": pts if passed else 0,
+                             "passed": passed, "message": msg})
+    res["score"] = sum(t["points"] for t in res["tests"])
+    res["max"] = e.max_points()
+    return res
+
+
+def show(e, res):
+    """Prints one exercise's tests, failure messages and score."""
+    print(f"\n== {e.number} {e.title} ({e.stage})")
+    last = None
+    for t in res["tests"]:
+        mark = "PASS" if t["passed"] else "FAIL"
+        print(f"  {mark}  {t['name']:<60} {t['points']}/{t['max']}")
+        if t["message"] != last:  # say a shared reason once
+            for line in t["message"].splitlines()[:10]:
+                print(f"        {line}")
+        last = t["message"]
+    for p in res["problems"]:
+        print(f"  grader: {p}")
+    print(f"  {e.id}: {res['score']}/{res['max']}")
+
+
 def grade(args, exercises, kind, quiet=False):
     """Builds and runs `kind` (student or solution) of each exercise.
     Returns a list of per-exercise results (dicts)."""
@@ -244,52 +301,16 @@ def grade(args, exercises, kind, quiet=False):
         if stripped:
             raise GradeError("no reference solution in: " + " ".join(stripped)
                              + " (stripped for a graded offering?)")
-    say = (lambda *a: None) if quiet else print
     built = build(args, [e.label(kind) for e in exercises])
     bindir = bazel_bin(args)
     results = []
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
-    for e in exercises:
-        res = {"id": e.id, "title": e.title, "stage": e.stage, "tests": [],
-               "problems": []}
-        binary = bindir / "exercises" / e.id / f"{kind}_test"
-        ok_build = e.label(kind) in built
-        present = list_tests(binary) if ok_build else []
-        for t in present:
-            if t not in e.points:
-                res["problems"].append(f"test {t} has no points in points.json")
-        jobs = {}
-        for name in e.points:
-            if not ok_build:
-                continue
-            if name not in present:
-                res["problems"].append(f"points.json names {name}, which the tests lack")
-                continue
-            jobs[name] = pool.submit(run_test, binary, name, args)
-        for name, pts in e.points.items():
-            if not ok_build:
-                passed, msg = False, "does not compile (see the compiler's messages above)"
-            elif name not in jobs:
-                passed, msg = False, "no such test"
-            else:
-                passed, msg = jobs[name].result()
-            res["tests"].append({"name": name, "max": pts,
-                                 "points": pts if passed else 0,
-                                 "passed": passed, "message": msg})
-        res["score"] = sum(t["points"] for t in res["tests"])
-        res["max"] = e.max_points()
-        results.append(res)
-        say(f"\n== {e.number} {e.title} ({e.stage})")
-        for t in res["tests"]:
-            mark = "PASS" if t["passed"] else "FAIL"
-            say(f"  {mark}  {t['name']:<60} {t['points']}/{t['max']}")
-            if t["message"] and not quiet:
-                for line in t["message"].splitlines()[:10]:
-                    say(f"        {line}")
-        for p in res["problems"]:
-            say(f"  grader: {p}")
-        say(f"  {e.id}: {res['score']}/{res['max']}")
-    pool.shutdown()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for e in exercises:
+            binary = bindir / "exercises" / e.id / f"{kind}_test"
+            res = grade_one(e, binary, e.label(kind) in built, pool, args)
+            results.append(res)
+            if not quiet:
+                show(e, res)
     return results
 
 
