@@ -126,13 +126,29 @@ def index_table(exercises):
     return "\n".join(rows)
 
 
-def generated_files(exercises):
-    """The files written from points.json: {path: wanted text}."""
-    text = INDEX.read_text()
+def between_markers(path, body):
+    """path's text with `body` between its BEGIN and END markers."""
+    text = path.read_text()
     if BEGIN not in text or END not in text:
-        raise GradeError(f"{INDEX} lacks the markers {BEGIN} ... {END}")
+        raise GradeError(f"{path} lacks the markers {BEGIN} ... {END}")
     head, rest = text.split(BEGIN, 1)
-    index = head + BEGIN + "\n" + index_table(exercises) + "\n" + END + rest.split(END, 1)[1]
+    return head + BEGIN + "\n" + body + "\n" + END + rest.split(END, 1)[1]
+
+
+def stage_list(exercises, stage):
+    """The bullet list of a stage README's exercises."""
+    return "\n".join(f"- [{e.number}: {e.title}](../exercises/{e.id}/README.md)"
+                     f" ({e.max_points()} points)"
+                     for e in exercises if e.stage == stage)
+
+
+def generated_files(exercises):
+    """The files written from points.json: {path: wanted text}: the index,
+    each stage README's list and the Classroom workflow."""
+    files = {INDEX: between_markers(INDEX, index_table(exercises))}
+    for stage in sorted({e.stage for e in exercises}):
+        readme = ROOT / stage / "README.md"
+        files[readme] = between_markers(readme, stage_list(exercises, stage))
     ids = ",".join(f"ex{e.number}" for e in exercises)
     env = "".join(f"          EX{e.number}_RESULTS: \"${{{{steps.ex{e.number}.outputs.result}}}}\"\n"
                   for e in exercises)
@@ -145,7 +161,8 @@ def generated_files(exercises):
              "        env:\n" + env +
              "        with:\n"
              f"          runners: {ids}\n")
-    return {INDEX: index, WORKFLOW: flow}
+    files[WORKFLOW] = flow
+    return files
 
 
 def bazel_flags(args):

@@ -1,0 +1,395 @@
+// Exercise 01's tests: the pool's life (workers, order, shutdown, failures)
+// and its starvation count on a manual clock, then submit() racing
+// shutdown() on seeded, randomized interleavings.
+#include "exercises/01_pool_shutdown/pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "exercises/testing/harness.h"
+
+namespace gmp::exercises::pool {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// A clock that moves only when a test moves it: starvation counts then
+// depend on the test's steps, never on the machine's speed.
+class ManualClock final : public Clock {
+ public:
+  nanoseconds now() const override {
+    // acquire: pairs with set()/advance() (release): a thread that reads a
+    // time also sees what the test did before it set that time.
+    return nanoseconds(ns_.load(std::memory_order_acquire));
+  }
+  void set(nanoseconds t) { ns_.store(t.count(), std::memory_order_release); }
+  void advance(nanoseconds d) {
+    ns_.fetch_add(d.count(), std::memory_order_acq_rel);
+  }
+
+ private:
+  std::atomic<std::int64_t> ns_{0};
+};
+
+// Tasks that block on a gate hold their workers until the test opens it.
+class Gate {
+ public:
+  void open() {
+    {
+      std::lock_guard lk(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [this] { return open_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Opens a gate when it goes out of scope. Declared after the pool, it opens
+// the gate before the pool's destructor waits for the blocked tasks, also
+// when a failed ASSERT leaves the test early.
+struct OpenOnExit {
+  Gate& gate;
+  ~OpenOnExit() { gate.open(); }
+};
+
+// Ends the test binary with a message if its scope lasts longer than
+// `seconds`: a hang (a lost wake-up, a worker that never exits) then fails
+// its test with a reason instead of running into the grader's time limit.
+class Watchdog {
+ public:
+  Watchdog(const char* what, double seconds)
+      : thread_([this, what, seconds] {
+          std::unique_lock lk(mu_);
+          if (!cv_.wait_for(lk, std::chrono::duration<double>(seconds),
+                            [this] { return done_; })) {
+            std::fprintf(stderr, "\nHANG: %s did not finish within %.0f s\n",
+                         what, seconds);
+            std::fflush(stderr);
+            std::_Exit(1);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the fields above exist
+};
+
+// Gives a wrong implementation time to do what a correct one never does
+// (return too early, start one task too many). Never fails by itself.
+void let_a_wrong_pool_misbehave() {
+  std::this_thread::sleep_for(milliseconds(50));
+}
+
+TEST(ThreadPool, RejectsFewerThanOneWorker) {
+  Watchdog dog("RejectsFewerThanOneWorker", 30);
+  ManualClock clock;
+  for (int n : {0, -3}) {
+    try {
+      ThreadPool pool(n, clock);
+      ADD_FAILURE() << "ThreadPool(" << n << ", clock) must throw "
+                    << "std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("workers"), std::string::npos)
+          << "the message should name the parameter: " << what;
+      EXPECT_NE(what.find(std::to_string(n)), std::string::npos)
+          << "the message should name the value " << n << ": " << what;
+    }
+  }
+  ThreadPool smallest(1, clock);
+  EXPECT_EQ(smallest.queued(), 0u);
+}
+
+TEST(ThreadPool, RunsTasksOldestFirst) {
+  Watchdog dog("RunsTasksOldestFirst", 30);
+  ManualClock clock;
+  Gate gate;
+  std::atomic<bool> started{false};
+  std::vector<int> order;  // written by the one worker, read after the join
+  {
+    ThreadPool pool(1, clock);
+    OpenOnExit opener{gate};
+    ASSERT_TRUE(pool.submit([&] {
+      started = true;
+      gate.wait();
+    }));
+    ASSERT_TRUE(eventually([&] { return started.load(); }, 10))
+        << "the worker never started the first task";
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(pool.submit([&order, i] { order.push_back(i); }));
+    }
+    EXPECT_EQ(pool.queued(), 20u) << "20 tasks wait behind the blocked one";
+    gate.open();
+    // The destructor shuts the pool down: the 20 queued tasks still run.
+  }
+  std::vector<int> want;
+  for (int i = 0; i < 20; ++i) want.push_back(i);
+  EXPECT_EQ(order, want) << "one worker must run its tasks in submit order, "
+                            "all of them before the pool is gone";
+}
+
+TEST(ThreadPool, RunsAsManyTasksAtOnceAsItHasWorkers) {
+  Watchdog dog("RunsAsManyTasksAtOnceAsItHasWorkers", 30);
+  ManualClock clock;
+  Gate gate;
+  std::atomic<int> running{0};
+  std::atomic<int> done{0};
+  ThreadPool pool(3, clock);
+  OpenOnExit opener{gate};
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(pool.submit([&] {
+      running.fetch_add(1);
+      gate.wait();
+      done.fetch_add(1);
+    }));
+  }
+  ASSERT_TRUE(eventually([&] { return running.load() >= 3; }, 10))
+      << "3 workers must run 3 blocking tasks at once; only "
+      << running.load() << " started";
+  let_a_wrong_pool_misbehave();
+  EXPECT_EQ(running.load(), 3) << "a pool of 3 workers started a 4th task "
+                                  "while its 3 workers were all blocked";
+  EXPECT_EQ(pool.queued(), 1u) << "the 4th task waits for a free worker";
+  gate.open();
+  pool.shutdown();
+  EXPECT_EQ(done.load(), 4);
+  EXPECT_EQ(pool.queued(), 0u);
+}
+
+TEST(ThreadPool, ShutdownRunsEveryQueuedTaskThenRefuses) {
+  Watchdog dog("ShutdownRunsEveryQueuedTaskThenRefuses", 30);
+  ManualClock clock;
+  Gate gate;
+  std::atomic<bool> started{false};
+  std::atomic<int> ran{0};
+  std::atomic<int> inside_submit{-1};  // what the blocked task's submit says
+  ThreadPool pool(1, clock);
+  OpenOnExit opener{gate};
+  ASSERT_TRUE(pool.submit([&] {
+    started = true;
+    gate.wait();  // opened only after shutdown() has begun
+    inside_submit = pool.submit([&] { ran.fetch_add(1000); }) ? 1 : 0;
+    ran.fetch_add(1);
+  }));
+  ASSERT_TRUE(eventually([&] { return started.load(); }, 10));
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));
+  }
+
+  std::atomic<bool> returned{false};
+  std::thread owner([&] {
+    pool.shutdown();
+    returned = true;
+  });
+  // Probe until shutdown() has begun; a probe accepted before must run.
+  int accepted_probes = 0;
+  bool refused = eventually([&] {
+    if (!pool.submit([&] { ran.fetch_add(1); })) return true;
+    ++accepted_probes;
+    return false;
+  }, 10);
+  if (!refused) {
+    gate.open();  // let the owner thread finish before failing
+    owner.join();
+    FAIL() << "submit() still accepts tasks after shutdown() began";
+  }
+  let_a_wrong_pool_misbehave();
+  EXPECT_FALSE(returned.load())
+      << "shutdown() returned while a task was still running and 50 were "
+         "queued";
+  EXPECT_EQ(ran.load(), 0) << "the only worker is blocked: nothing can run";
+
+  gate.open();
+  owner.join();
+  EXPECT_EQ(ran.load(), 1 + 50 + accepted_probes)
+      << "shutdown() must run every task accepted before it, then return";
+  EXPECT_EQ(inside_submit.load(), 0)
+      << "a task's submit() after shutdown() began must be refused";
+  EXPECT_EQ(pool.queued(), 0u);
+  EXPECT_FALSE(pool.submit([&] { ran.fetch_add(1000); }));
+  pool.shutdown();  // a second call does nothing
+  EXPECT_EQ(ran.load(), 1 + 50 + accepted_probes);
+}
+
+TEST(ThreadPool, ThrowingTaskDoesNotKillItsWorker) {
+  Watchdog dog("ThrowingTaskDoesNotKillItsWorker", 30);
+  ManualClock clock;
+  std::atomic<int> ran{0};
+  ThreadPool pool(1, clock);  // one worker: it must survive every throw
+  EXPECT_EQ(pool.failed(), 0u);
+  ASSERT_TRUE(pool.submit([] { throw std::runtime_error("task failed"); }));
+  ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));
+  ASSERT_TRUE(pool.submit([] { throw 42; }));  // not a std::exception
+  ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));
+  ASSERT_TRUE(pool.submit([] { throw std::logic_error("another"); }));
+  ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));
+  pool.shutdown();
+  EXPECT_EQ(ran.load(), 3) << "the tasks after a throwing one must still run";
+  EXPECT_EQ(pool.failed(), 3u) << "three tasks threw";
+}
+
+// Stage 1's starvation: both workers block on something only a queued task
+// would provide, so the queue waits and waits; starving() sees it.
+TEST(ThreadPool, StarvingCountsTasksQueuedLongerThanTheThreshold) {
+  Watchdog dog("StarvingCountsTasksQueuedLongerThanTheThreshold", 30);
+  ManualClock clock;
+  Gate signal;  // what the blocked tasks wait for; task C would open it
+  std::atomic<int> started{0};
+  std::atomic<int> ran{0};
+  ThreadPool pool(2, clock);
+  OpenOnExit opener{signal};
+  EXPECT_EQ(pool.starving(nanoseconds(0)), 0u);
+
+  for (int i = 0; i < 2; ++i) {  // A and B, at time 0
+    ASSERT_TRUE(pool.submit([&] {
+      started.fetch_add(1);
+      signal.wait();
+      ran.fetch_add(1);
+    }));
+  }
+  ASSERT_TRUE(eventually([&] { return started.load() == 2; }, 10));
+  clock.set(milliseconds(1));
+  ASSERT_TRUE(pool.submit([&] {  // C: would unblock A and B, never starts
+    signal.open();
+    ran.fetch_add(1);
+  }));
+  clock.set(milliseconds(3));
+  ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));  // D
+  clock.set(milliseconds(6));
+  ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));  // E
+
+  clock.set(milliseconds(10));  // C has waited 9 ms, D 7 ms, E 4 ms
+  EXPECT_EQ(pool.queued(), 3u);
+  EXPECT_EQ(pool.starving(milliseconds(10)), 0u);
+  EXPECT_EQ(pool.starving(milliseconds(8)), 1u);
+  EXPECT_EQ(pool.starving(milliseconds(7)), 1u)
+      << "D has waited exactly 7 ms: not longer than 7 ms";
+  EXPECT_EQ(pool.starving(milliseconds(7) - nanoseconds(1)), 2u);
+  EXPECT_EQ(pool.starving(milliseconds(4)), 2u);
+  EXPECT_EQ(pool.starving(nanoseconds(0)), 3u)
+      << "A and B (submitted at 0) are running: they no longer wait";
+  clock.set(std::chrono::seconds(10));
+  EXPECT_EQ(pool.starving(std::chrono::seconds(1)), 3u)
+      << "nothing has moved: the pool is starved";
+
+  signal.open();  // the test rescues the pool
+  ASSERT_TRUE(eventually([&] { return pool.queued() == 0; }, 10));
+  EXPECT_EQ(pool.starving(nanoseconds(0)), 0u);
+  pool.shutdown();
+  EXPECT_EQ(ran.load(), 5);
+}
+
+// Six submitters (whose tasks sometimes throw, sometimes submit a task of
+// their own) race an owner that shuts the pool down at a random moment.
+// Every accepted task must run exactly once, and before shutdown() returns;
+// every refused one never.
+void submit_races_shutdown(std::uint64_t seed) {
+  constexpr int kSubmitters = 6;
+  constexpr int kPerSubmitter = 200;
+  constexpr int kMaxTasks = 2 * kSubmitters * kPerSubmitter;  // + children
+  Chaos pick(seed);
+  const int workers = 1 + static_cast<int>(pick.below(3));
+  const std::uint32_t shut_after = pick.below(kSubmitters * kPerSubmitter);
+  SCOPED_TRACE(::testing::Message() << workers << " workers, shutdown after "
+                                    << shut_after << " submits");
+  ManualClock clock;
+  std::vector<std::atomic<int>> ran(kMaxTasks);
+  std::vector<std::atomic<bool>> accepted(kMaxTasks);
+  std::vector<std::atomic<bool>> throws(kMaxTasks);
+  std::atomic<int> next_id{0};
+  std::atomic<int> lost_at_shutdown{0};
+  ThreadPool pool(workers, clock);
+
+  // Submits one task; `r` decides what it does (1 in 8 throws; 1 in 8,
+  // if it may, submits a child that never submits further).
+  std::function<void(std::uint64_t, bool)> submit_one =
+      [&](std::uint64_t r, bool may_spawn) {
+        const int id = next_id.fetch_add(1);
+        const bool spawn = may_spawn && r % 8 == 1;
+        throws[id] = r % 8 == 0;
+        accepted[id] = pool.submit([&, id, r, spawn] {
+          ran[id].fetch_add(1);
+          if (spawn) submit_one(r >> 3, false);
+          if (throws[id]) throw std::runtime_error("a failing task");
+        });
+      };
+
+  run_threads(kSubmitters + 1, seed, [&](int who, Chaos& chaos) {
+    if (who == kSubmitters) {  // the owner
+      while (next_id.load() < static_cast<int>(shut_after)) chaos.point();
+      pool.shutdown();
+      // Every task accepted so far has run (the workers are joined).
+      for (int id = 0; id < kMaxTasks; ++id) {
+        if (accepted[id].load() && ran[id].load() == 0) lost_at_shutdown++;
+      }
+      return;
+    }
+    for (int i = 0; i < kPerSubmitter; ++i) {
+      submit_one(chaos.next(), true);
+      chaos.point();
+      switch (chaos.below(8)) {
+        case 0: clock.advance(nanoseconds(chaos.below(1000))); break;
+        case 1: (void)pool.starving(nanoseconds(chaos.below(1000))); break;
+        case 2: (void)pool.queued(); break;
+        case 3: (void)pool.failed(); break;
+        default: break;
+      }
+    }
+  });
+
+  EXPECT_EQ(lost_at_shutdown.load(), 0)
+      << "shutdown() returned before every accepted task had run";
+  std::size_t want_failed = 0;
+  for (int id = 0; id < next_id.load(); ++id) {
+    const int want = accepted[id].load() ? 1 : 0;
+    ASSERT_EQ(ran[id].load(), want)
+        << "task " << id << (want ? " (accepted)" : " (refused)") << " ran "
+        << ran[id].load() << " times";
+    if (want == 1 && throws[id].load()) ++want_failed;
+  }
+  EXPECT_EQ(pool.failed(), want_failed);
+  EXPECT_EQ(pool.queued(), 0u);
+}
+
+TEST(ThreadPoolStress, SubmitRacesShutdownNothingLost) {
+  for (std::uint64_t seed : stress_seeds(30, "pool.submit_races_shutdown")) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    Watchdog dog("one iteration of SubmitRacesShutdownNothingLost", 30);
+    submit_races_shutdown(seed);
+    if (HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace gmp::exercises::pool
