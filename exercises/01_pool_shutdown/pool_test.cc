@@ -73,38 +73,6 @@ struct OpenOnExit {
   ~OpenOnExit() { gate.open(); }
 };
 
-// Ends the test binary with a message if its scope lasts longer than
-// `seconds`: a hang (a lost wake-up, a worker that never exits) then fails
-// its test with a reason instead of running into the grader's time limit.
-class Watchdog {
- public:
-  Watchdog(const char* what, double seconds)
-      : thread_([this, what, seconds] {
-          std::unique_lock lk(mu_);
-          if (!cv_.wait_for(lk, std::chrono::duration<double>(seconds),
-                            [this] { return done_; })) {
-            std::fprintf(stderr, "\nHANG: %s did not finish within %.0f s\n",
-                         what, seconds);
-            std::fflush(stderr);
-            std::_Exit(1);
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lk(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;  // last: starts once the fields above exist
-};
-
 // Gives a wrong implementation time to do what a correct one never does
 // (return too early, start one task too many). Never fails by itself.
 void let_a_wrong_pool_misbehave() {

@@ -2,6 +2,7 @@
 
 #include <barrier>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <thread>
@@ -89,6 +90,27 @@ bool eventually(const std::function<bool()>& done, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+Watchdog::Watchdog(const char* what, double seconds)
+    : thread_([this, what, seconds] {
+        std::unique_lock lk(mu_);
+        if (!cv_.wait_for(lk, std::chrono::duration<double>(seconds),
+                          [this] { return done_; })) {
+          std::fprintf(stderr, "\nHANG: %s did not finish within %.0f s\n",
+                       what, seconds);
+          std::fflush(stderr);
+          std::_Exit(1);
+        }
+      }) {}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lk(mu_);
+    done_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
 }
 
 }  // namespace gmp::exercises

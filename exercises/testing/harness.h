@@ -13,9 +13,12 @@
 //     It shakes the interleavings a stress test explores.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gmp::exercises {
@@ -61,5 +64,23 @@ void run_threads(int n, std::uint64_t seed,
 /// A deadline for liveness, not a speed goal: pick one that a correct
 /// solution misses only if it is stuck.
 bool eventually(const std::function<bool()>& done, double seconds);
+
+/// Ends the test binary with "HANG: <what> did not finish within N s" if
+/// its scope lasts longer than `seconds`: a hang (a lost wake-up, a worker
+/// that never exits) then fails its test with a reason instead of running
+/// into the grader's time limit. Put it first in a test body.
+class Watchdog {
+ public:
+  Watchdog(const char* what, double seconds);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;   // guarded by mu_; set by the destructor
+  std::thread thread_;  // last: starts once the fields above exist
+};
 
 }  // namespace gmp::exercises

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "exercises/testing/skeleton.h"
 
@@ -36,6 +38,24 @@ TEST(Harness, RunThreadsRunsEveryThreadOnce) {
 TEST(Harness, EventuallySeesDoneAndGivesUp) {
   EXPECT_TRUE(eventually([] { return true; }, 0.01));
   EXPECT_FALSE(eventually([] { return false; }, 0.01));
+}
+
+TEST(Harness, WatchdogLetsAQuickScopeEnd) {
+  int ran = 0;
+  {
+    Watchdog dog("a quick scope", 30);
+    ++ran;
+  }
+  EXPECT_EQ(ran, 1);
+}
+
+TEST(HarnessDeathTest, WatchdogEndsAHungScopeWithItsName) {
+  EXPECT_EXIT(
+      {
+        Watchdog dog("a hung scope", 0.05);
+        for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      },
+      ::testing::ExitedWithCode(1), "HANG: a hung scope did not finish");
 }
 
 TEST(Harness, NotWrittenNamesTheFunction) {
