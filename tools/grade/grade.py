@@ -245,11 +245,14 @@ def run_test(binary, name, args):
         except subprocess.TimeoutExpired:
             return False, f"timed out after {args.timeout} s (a hang?)"
         ran = None
-        if report.is_file():
-            for suite in json.loads(report.read_text()).get("testsuites", []):
-                for t in suite.get("testsuite", []):
-                    if f"{suite['name']}.{t['name']}" == name:
-                        ran = t
+        try:
+            suites = json.loads(report.read_text()).get("testsuites", [])
+        except (OSError, ValueError):  # no report: the process died first
+            suites = []
+        for suite in suites:
+            for t in suite.get("testsuite", []):
+                if f"{suite['name']}.{t['name']}" == name:
+                    ran = t
         if out.returncode == 0 and ran and not ran.get("failures") \
                 and ran.get("result") == "COMPLETED":
             return True, ""
@@ -259,6 +262,9 @@ def run_test(binary, name, args):
             return False, "skipped: " + tail(out.stdout, 3)
         how = (f"killed by signal {-out.returncode}" if out.returncode < 0
                else f"exit status {out.returncode}")
+        for tool in ("ThreadSanitizer", "AddressSanitizer", "UndefinedBehaviorSanitizer"):
+            if f"ERROR: {tool}" in out.stderr or f"WARNING: {tool}" in out.stderr:
+                how += f"; {tool} reported an error, see below"
         return False, f"crashed ({how}):\n" + tail(out.stdout + out.stderr)
 
 
