@@ -139,6 +139,7 @@ void Runtime::join_workers() noexcept {
   workers_.clear();
 }
 
+//! [worker_loop]
 // Protocol 2: the whole scheduler of stage 1.
 void Runtime::worker_loop(Worker* w) {
   tls_worker = w;
@@ -163,6 +164,7 @@ void Runtime::worker_loop(Worker* w) {
   }
   tls_worker = nullptr;
 }
+//! [worker_loop]
 
 // Runs one goroutine to its end on the calling worker; mu_ is not held.
 void Runtime::execute(Task task) {
@@ -180,6 +182,7 @@ void Runtime::execute(Task task) {
   ++(finished ? stats_.goroutines_finished : stats_.goroutines_exited);
 }
 
+//! [newproc]
 // Protocol 1 (Go's newproc).
 void Runtime::newproc(std::function<void()> fn) {
   std::unique_lock lk(mu_);
@@ -194,6 +197,7 @@ void Runtime::newproc(std::function<void()> fn) {
   }
   if (nidle_ > 0) work_cv_.notify_one();
 }
+//! [newproc]
 
 void go(std::function<void()> fn) {
   Worker* w = Sched::current_g("go");

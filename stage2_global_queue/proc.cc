@@ -134,6 +134,7 @@ void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
   }
 }
 
+//! [ready_locked]
 // Go's goready, sched_ held: waiting -> runnable, at the GRQ's tail; an
 // idle M is woken to run it unless `wake` is false (the caller's M will).
 void Runtime::ready_locked(G* gp, bool wake) {
@@ -145,6 +146,7 @@ void Runtime::ready_locked(G* gp, bool wake) {
   globrunqput(gp);
   if (wake) wake_idle_m();
 }
+//! [ready_locked]
 
 // ---- Idle Ms (Go's mput / mget, and 1.0's matchmg) -------------------------
 
@@ -210,6 +212,7 @@ void Runtime::run_timers(Clock::time_point now) {
   }
 }
 
+//! [find_runnable]
 // The next goroutine for m, or null when the runtime stops. Sleeps while
 // there is nothing to run.
 G* Runtime::find_runnable(M* m) {
@@ -247,6 +250,7 @@ G* Runtime::find_runnable(M* m) {
     if (m->idle) mremove(m);  // timed out: nobody took us off the list
   }
 }
+//! [find_runnable]
 
 void Runtime::execute(M* m, G* gp) {
   m->curg = gp;
@@ -255,6 +259,7 @@ void Runtime::execute(M* m, G* gp) {
   m->curg = nullptr;
 }
 
+//! [park_m]
 // Protocol 3, on g0 once gp's registers are saved (Go's park_m).
 void Runtime::park_m(M* m, G* gp) {
   Sudog<G*>* s = m->park_sudog;
@@ -285,6 +290,7 @@ void Runtime::park_m(M* m, G* gp) {
   // Only now may a waker see gp: release the object's lock.
   if (m->park_unlock != nullptr) m->park_unlock->unlock();
 }
+//! [park_m]
 
 // Go's gosched_m: gp goes to the GRQ's tail.
 void Runtime::gosched_m(M*, G* gp) {

@@ -138,6 +138,7 @@ void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
 
 // ---- Run queues --------------------------------------------------------------
 
+//! [runqput]
 // Go's runqput: into pp's queue (runnext with `next`); a full queue sends
 // half of itself and gp to the GRQ. Owner M of pp only.
 void Runtime::runqput(P* pp, G* gp, bool next) {
@@ -148,6 +149,7 @@ void Runtime::runqput(P* pp, G* gp, bool next) {
   globrunqputbatch(overflow.data(), n);
   ++stats_.runq_overflows;
 }
+//! [runqput]
 
 void Runtime::globrunqput(G* gp) {  // sched_ held
   globrunqputbatch(&gp, 1);
@@ -170,6 +172,7 @@ void Runtime::globrunqputbatch(G* const* gs, std::uint32_t n) {
       std::max(stats_.max_queue_len, static_cast<std::size_t>(size));
 }
 
+//! [globrunqget]
 // Go's globrunqget (1.19): a batch from the GRQ's head, of
 // min(len/GOMAXPROCS + 1, len, max if nonzero, 128). The first is
 // returned, the rest go to pp's local queue. sched_ held; owner of pp.
@@ -201,6 +204,7 @@ G* Runtime::globrunqget(P* pp, std::uint32_t max) {
   PCounters::inc(pp->counters.grq_goroutines, n);
   return first;
 }
+//! [globrunqget]
 
 // Go's ready: gp (waiting, claimed by the caller) runs next on pp, the
 // caller's P; an idle P is woken to take other work if needed.
@@ -223,6 +227,7 @@ void Runtime::make_runnable(G* gp) {
 
 // ---- Ms and Ps ------------------------------------------------------------------
 
+//! [wakep]
 // Go's wakep: if there is an idle P and no M is spinning, wake (or make)
 // an M to spin. The submitted work was queued before this check (see the
 // essay in runtime.h): seq_cst orders it against nmspinning.
@@ -239,6 +244,7 @@ void Runtime::wakep() {
   }
   startm(nullptr, /*spinning=*/true);
 }
+//! [wakep]
 
 // Go's startm: an idle M (or a new one) runs with pp (or an idle P). With
 // no idle P, a spinning start undoes wakep's nmspinning increment.

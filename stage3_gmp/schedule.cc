@@ -92,6 +92,7 @@ void Runtime::mstart(M* m) {
   stage2::setm_core(nullptr);
 }
 
+//! [find_runnable]
 // Go's findRunnable, in the notes' order (see runtime.h). m holds a P on
 // entry and on return; returns {null, false} only when the run is over.
 std::pair<G*, bool> Runtime::find_runnable(M* m) {
@@ -163,7 +164,9 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
     if (m->p == nullptr) return {nullptr, false};
   }
 }
+//! [find_runnable]
 
+//! [steal_work]
 // Go's stealWork: 4 rounds over every other P in a random order, taking
 // half of a victim's queue; runnext only in the last round.
 G* Runtime::steal_work(M* m) {
@@ -199,6 +202,7 @@ G* Runtime::steal_work(M* m) {
   }
   return nullptr;
 }
+//! [steal_work]
 
 void Runtime::become_spinning(M* m) {
   m->spinning.store(true, std::memory_order_relaxed);

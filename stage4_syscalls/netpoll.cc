@@ -281,6 +281,7 @@ void Netpoller::expire_deadlines(Clock::time_point now, std::vector<G*>& out) {
 
 // ---- The scheduler side -------------------------------------------------------------
 
+//! [netpoll]
 void Netpoller::poll(Clock::time_point until, std::vector<G*>& out) {
   epoll_event ev[kMaxEvents];
   Clock::time_point now = Clock::now();
@@ -324,6 +325,7 @@ void Netpoller::poll(Clock::time_point until, std::vector<G*>& out) {
   }
   expire_deadlines(Clock::now(), out);
 }
+//! [netpoll]
 
 void Netpoller::interrupt() {
   if (interrupted_.exchange(true, std::memory_order_acq_rel)) return;

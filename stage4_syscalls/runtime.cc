@@ -110,6 +110,7 @@ Runtime* Runtime::current() noexcept {
 
 // ---- The poller in the scheduler ----------------------------------------------
 
+//! [poll_network]
 // findRunnable's step 4: a non-blocking poll, unless nobody waits on a
 // descriptor or an M is blocked in epoll already (it will get the events).
 G* Runtime::poll_network(M* m) {
@@ -126,6 +127,7 @@ G* Runtime::poll_network(M* m) {
   gs.clear();
   return first;
 }
+//! [poll_network]
 
 // Go's injectglist: gs[from..] are runnable. One per idle P goes to the
 // GRQ, with an M started for each; the rest to m's own queue.

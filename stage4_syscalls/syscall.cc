@@ -11,6 +11,7 @@
 
 namespace gmp::stage4 {
 
+//! [entersyscall]
 // Go's entersyscallblock: gp, running on m, is about to block in the
 // kernel. Its P leaves at once (handoffp); m keeps only gp. Returns the P,
 // which exitsyscall tries to take back. On gp.
@@ -21,7 +22,9 @@ P* Runtime::entersyscall(M* m, G* gp) {
   handoffp(pp);
   return pp;
 }
+//! [entersyscall]
 
+//! [handoffp]
 // Go's handoffp: pp, whose M is blocked, goes to an M that will run its
 // work, or to the idle list. Without sched_.
 void Runtime::handoffp(P* pp) {
@@ -60,6 +63,7 @@ void Runtime::handoffp(P* pp) {
   }
   pidleput(pp);
 }
+//! [handoffp]
 
 // Takes pp off the idle list if it is there. sched_ held.
 bool Runtime::pidleremove(P* pp) {
@@ -74,6 +78,7 @@ bool Runtime::pidleremove(P* pp) {
   return false;
 }
 
+//! [exitsyscall]
 // Go's exitsyscall: gp, back from the kernel on m, needs a P to go on.
 // The notes' three steps: its old P if idle; any idle P; else the GRQ, and
 // m parks (exitsyscall0, on g0). Returns running with a P. On gp.
@@ -98,6 +103,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   m->call = stage2::MCall::kExitsyscall;
   stage2::mcall(m, gp);  // resumed by execute(), on some M with a P
 }
+//! [exitsyscall]
 
 // Go's exitsyscall0, on g0: no P was free for gp. One more look under the
 // lock; else gp waits in the GRQ and m goes idle.

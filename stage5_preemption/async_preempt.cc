@@ -130,6 +130,7 @@ __attribute__((no_sanitize_address)) void push_call(greg_t* regs,
 }  // namespace
 #endif
 
+//! [async_preempt_signal]
 // Go's doSigPreempt, on the M's signal stack: never schedules.
 void Runtime::async_preempt_signal(M* m, void* ctx) noexcept {
 #if defined(__x86_64__)
@@ -147,6 +148,7 @@ void Runtime::async_preempt_signal(M* m, void* ctx) noexcept {
   (void)ctx;
 #endif
 }
+//! [async_preempt_signal]
 
 }  // namespace gmp::stage5
 

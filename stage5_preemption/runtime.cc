@@ -104,6 +104,7 @@ Stats Runtime::stats() const {
 
 // ---- sysmon -----------------------------------------------------------------------
 
+//! [sysmon]
 // Go's sysmon: a thread without a P. It sleeps 20 us while it finds
 // things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
 // One departure from Go: while goroutines run, it looks at least 10 times
@@ -132,6 +133,7 @@ void Runtime::sysmon() {
     idle = acted ? 0 : idle + 1;
   }
 }
+//! [sysmon]
 
 // Poll the network if goroutines wait on it and nobody has polled for
 // 10 ms (every M busy): what is ready waits in the GRQ for a P.
@@ -149,6 +151,7 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
   return true;
 }
 
+//! [retake]
 // Go's retake: Ps left in system calls go to other Ms (syscall.cc), and a
 // P whose schedtick has not moved for a time slice has run one goroutine
 // (or one runnext chain) that long: it is asked to yield.
@@ -182,6 +185,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
   if (!signal_ms_.empty()) signal_ms();
   return acted;
 }
+//! [retake]
 
 // The preemption half of retake (Go's preemptone after a 10 ms slice).
 bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Writes each course chapter's benchmark table from the checked-in results.
+
+Usage: bench_tables.py RESULTS_DIR OUT_DIR
+
+Reads RESULTS_DIR/benchmarks.json (and go.json when present): the results
+`./course bench --publish` checked in under docs/benchmarks/. Writes
+OUT_DIR/<stage>_bench.html for every stage, an HTML fragment that the
+chapter pulls in with \\htmlinclude: for the workloads that show the stage's
+idea, the time per item of the previous stage, this stage and Go at each
+GOMAXPROCS, and the stage's own other measurements. Nothing is typed by
+hand, so the chapters cannot drift from the results.
+"""
+import html
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "benchmarks"))
+import report  # noqa: E402  (benchmarks/report.py: loading and formatting)
+
+# The workloads that show each stage's idea (the tables of benchmarks/
+# README.md explain them), and the prefixes of its other measurements.
+FOCUS = {
+    "stage1_threadpool": (["spawn+join", "chan ping-pong", "parked goroutines"],
+                          ["echo/stage1_threadpool"]),
+    "stage2_global_queue": (["spawn+join", "yield", "chan ping-pong",
+                             "spawn storm"], ["context switch/"]),
+    "stage3_gmp": (["spawn+join", "yield", "spawn storm", "imbalanced spawn",
+                    "skynet", "fan-out/fan-in"],
+                   ["handoff 8x200ms on 1 P/stage3_gmp"]),
+    "stage4_syscalls": (["spawn+join", "chan ping-pong"],
+                        ["echo/", "handoff 8x200ms on 1 P/",
+                         "blocking(getppid)/stage4_syscalls"]),
+    "stage5_preemption": (["spawn+join", "yield"],
+                          ["preemption latency/", "blocking(getppid)/"]),
+}
+
+
+def cell(b):
+    return html.escape(report.human(report.ns_per_item(b))) if b else "-"
+
+
+def workload_table(name, rows, stage):
+    prev = report.STAGES[report.STAGES.index(stage) - 1] \
+        if stage != report.STAGES[0] else None
+    cols = ([prev] if prev else []) + [stage] + ["go"]
+    head = "".join(f"<th>{html.escape(report.SHORT[c])}</th>" for c in cols)
+    out = [f"<tr><th colspan='{len(cols) + 2}' class='bench-workload'>"
+           f"{html.escape(name)}</th></tr>",
+           f"<tr><th>procs</th>{head}<th>{'vs previous' if prev else ''}</th>"
+           "</tr>"]
+    for procs in sorted(rows):
+        r = rows[procs]
+        cells = "".join(f"<td>{cell(r.get(c))}</td>" for c in cols)
+        ratio = ""
+        if prev and r.get(prev) and r.get(stage):
+            a, b = report.ns_per_item(r[stage]), report.ns_per_item(r[prev])
+            if a and b:
+                ratio = f"{a / b:.2f}x"
+        out.append(f"<tr><td>{procs}</td>{cells}<td>{ratio}</td></tr>")
+    return out
+
+
+def other_rows(other, prefixes):
+    out = []
+    for b in other:
+        if not any(b["name"].startswith(p) for p in prefixes):
+            continue
+        t = f"{b['real_time']:.3g} {b.get('time_unit', 'ns')}"
+        name = b["name"].replace("/manual_time", "")
+        out.append(f"<tr><td>{html.escape(name)}</td><td>{html.escape(t)}</td>"
+                   "</tr>")
+    return out
+
+
+def fragment(stage, table, other):
+    workloads, prefixes = FOCUS[stage]
+    out = ["<table class='markdownTable bench'>"]
+    for name in workloads:
+        if name in table:
+            out += workload_table(name, table[name], stage)
+    out.append("</table>")
+    rows = other_rows(other, prefixes)
+    if rows:
+        out += ["<table class='markdownTable bench'>",
+                "<tr><th>other measurement</th><th>time</th></tr>"] + rows + \
+               ["</table>"]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: bench_tables.py RESULTS_DIR OUT_DIR")
+    results, out_dir = sys.argv[1:]
+    benchmarks = report.load(os.path.join(results, "benchmarks.json"))
+    go = os.path.join(results, "go.json")
+    if os.path.exists(go):
+        benchmarks += report.load(go)
+    table, _, other = report.split(benchmarks)
+    if not table:
+        sys.exit(f"bench_tables: no results in {results}/benchmarks.json")
+    os.makedirs(out_dir, exist_ok=True)
+    for stage in report.STAGES:
+        with open(os.path.join(out_dir, f"{stage}_bench.html"), "w") as f:
+            f.write(fragment(stage, table, other))
+
+
+if __name__ == "__main__":
+    main()
