@@ -46,6 +46,7 @@ struct Sudog {
     kCancelled,  ///< the runtime will wake it to end it (Goexit)
   };
 
+  /// A sudog for goroutine g_ (id goid_), not yet in any queue.
   Sudog(G g_, std::uint64_t goid_) noexcept : g(g_), goid(goid_) {}
   Sudog(const Sudog&) = delete;
   Sudog& operator=(const Sudog&) = delete;
@@ -64,13 +65,13 @@ struct Sudog {
 
   /// Intrusive links of the WaitQ that holds the sudog. Protected by the
   /// lock of the object that owns that queue.
-  Sudog* prev = nullptr;
-  Sudog* next = nullptr;
+  Sudog* prev = nullptr;  ///< the one before it in its queue
+  Sudog* next = nullptr;  ///< the one after it in its queue
   /// The queue the sudog waits in and the lock of its object (both null for
   /// a wait in no queue, like a sleep), so that the runtime can unlink a
   /// sudog it cancels. Set once, before the sudog is enqueued.
   WaitQ<G>* queue = nullptr;
-  RuntimeLock* lock = nullptr;
+  RuntimeLock* lock = nullptr;  ///< that object's lock (set with queue)
 
   /// kWaiting until one party claims the wakeup. Atomic: written by at most
   /// one winning CAS from any thread, read by the waiter after it is woken.

@@ -17,7 +17,7 @@ namespace gmp {
 template <class G>
 class WaitQ {
  public:
-  using Sudog = gmp::Sudog<G>;
+  using Sudog = gmp::Sudog<G>;  ///< the entries: one per waiting goroutine
 
   WaitQ() = default;
   WaitQ(const WaitQ&) = delete;

@@ -15,6 +15,7 @@ class Runtime;
 
 /// One worker thread and the goroutine it runs. Internal to the runtime.
 struct Worker {
+  /// Worker number `index` of `runtime`; its thread is started later.
   Worker(Runtime* runtime, int index) : rt(runtime), id(index) {}
 
   Runtime* const rt;  ///< immutable

@@ -38,7 +38,14 @@ struct Context {
 #if defined(__x86_64__)
   std::uint64_t rsp = 0;  ///< stack pointer once context_switch returns
   std::uint64_t rip = 0;  ///< where to continue (its return address)
-  std::uint64_t rbx = 0, rbp = 0, r12 = 0, r13 = 0, r14 = 0, r15 = 0;
+  // The callee-saved registers of the System V ABI, in the order that
+  // context_offsets.h and the assembly rely on.
+  std::uint64_t rbx = 0;  ///< callee-saved
+  std::uint64_t rbp = 0;  ///< callee-saved; the frame pointer
+  std::uint64_t r12 = 0;  ///< callee-saved
+  std::uint64_t r13 = 0;  ///< callee-saved
+  std::uint64_t r14 = 0;  ///< callee-saved
+  std::uint64_t r15 = 0;  ///< callee-saved
   std::uint32_t mxcsr = 0;  ///< SSE control and status
   std::uint16_t x87cw = 0;  ///< x87 control word
 #elif defined(__aarch64__)

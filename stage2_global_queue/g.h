@@ -96,9 +96,9 @@ struct G {
   /// thread, so a goroutine that parks inside a catch block and resumes on
   /// another thread must take it along (switch.cc). Owned like ctx.
   struct EhState {
-    void* caught_exceptions = nullptr;
-    unsigned int uncaught_exceptions = 0;
-  } eh;
+    void* caught_exceptions = nullptr;  ///< libstdc++'s caught chain
+    unsigned int uncaught_exceptions = 0;  ///< std::uncaught_exceptions()
+  } eh;  ///< this goroutine's exception state while it is switched out
 
   // Sanitizer bookkeeping, owned by whichever thread switches to/from it.
   void* tsan_fiber = nullptr;       ///< ThreadSanitizer's fiber of this G

@@ -20,6 +20,7 @@ class Runtime;
 /// context: schedule() runs there, and goroutines switch to it and back
 /// (that part, shared with the later stages, is MCore).
 struct M : MCore {
+  /// M number `index` of `runtime`; its thread is started by the runtime.
   M(Runtime* runtime, int index) : rt(runtime), id(index) {}
 
   Runtime* const rt;  ///< immutable

@@ -42,7 +42,7 @@ struct MCore {
   // Arguments of a kPark request (Go's m.waitunlockf and friends):
   Sudog<G*>* park_sudog = nullptr;     ///< the sudog to park with
   RuntimeLock* park_unlock = nullptr;  ///< object lock park_m releases
-  WaitReason park_reason = WaitReason::kNone;
+  WaitReason park_reason = WaitReason::kNone;  ///< the park's wait reason
   std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
   bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
 
@@ -54,7 +54,7 @@ struct MCore {
   void* tsan_g0_fiber = nullptr;       ///< ThreadSanitizer's fiber for g0
   void* asan_g0_fake_stack = nullptr;  ///< AddressSanitizer's, for g0
   const void* g0_stack_lo = nullptr;   ///< g0's stack, for AddressSanitizer
-  std::size_t g0_stack_size = 0;
+  std::size_t g0_stack_size = 0;      ///< its size, for AddressSanitizer
   std::unique_ptr<char[]> signal_stack;  ///< sigaltstack for SIGSEGV
   /// The kernel's id of the M's thread, for signals sent to it (stage 5's
   /// preemption). Set by the M when it starts; relaxed: 0 (not started

@@ -29,8 +29,8 @@ namespace gmp::stage2 {
 /// One goroutine stack: usable bytes [lo, lo + size); the guard lies in
 /// [lo - guard, lo).
 struct Stack {
-  void* lo = nullptr;
-  std::size_t size = 0;
+  void* lo = nullptr;    ///< lowest usable byte (the guard is below)
+  std::size_t size = 0;  ///< usable bytes, from lo up
 };
 
 /// A pool of equally sized stacks. Thread-safe (its own lock).

@@ -16,9 +16,11 @@ struct G;
 /// runtime's sched lock protects it.
 class Timers {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  ///< the timers' clock
 
+  /// Whether no goroutine sleeps.
   bool empty() const noexcept { return heap_.empty(); }
+  /// How many goroutines sleep.
   std::size_t size() const noexcept { return heap_.size(); }
 
   /// The earliest wake time; only when not empty.

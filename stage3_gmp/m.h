@@ -18,6 +18,7 @@ class Runtime;
 /// One OS thread of a stage 3 runtime: the shared MCore (g0, the running
 /// goroutine, the request to g0), plus the P it holds and its spinning.
 struct M : stage2::MCore {
+  /// M number `index` of `runtime`; its thread is started by newm.
   M(Runtime* runtime, int index) : rt(runtime), id(index) {}
 
   Runtime* const rt;   ///< immutable

@@ -55,6 +55,7 @@ struct PCounters {
 /// holding it needs to schedule. Lives from the first run that needed it
 /// to the Runtime's end (removed Ps are kept, dead, for a later increase).
 struct P {
+  /// P number `index`, with its steal-order generator seeded from it.
   explicit P(int index) : id(index), rng(static_cast<unsigned>(index) + 1) {}
 
   const int id;  ///< immutable: its index in allp
@@ -83,7 +84,7 @@ struct P {
   std::uint64_t goidcache = 0;     ///< next goroutine id of this P's batch
   std::uint64_t goidcacheend = 0;  ///< end of the batch
   std::minstd_rand rng;            ///< steal order
-  PCounters counters;
+  PCounters counters;              ///< this P's share of the stats
 
   // Protected by the sched lock.
   P* link = nullptr;           ///< next P on the idle list

@@ -48,6 +48,7 @@ class LocalRunQueue {
   /// oldest half of the ring plus the goroutine being put (Go's
   /// runqputslow: 128 + 1).
   static constexpr std::uint32_t kOverflowBatch = Cap / 2 + 1;
+  /// Where put() leaves the batch for the GRQ when the queue is full.
   using Overflow = std::array<G*, kOverflowBatch>;
 
   class Stealer;
@@ -56,6 +57,7 @@ class LocalRunQueue {
   /// "Executed only by the owner P").
   class Owner {
    public:
+    /// The owner's view of `q`.
     explicit Owner(LocalRunQueue& q) noexcept : q_(q) {}
 
     /// Go's runqput. With `next`, gp goes to runnext and the goroutine it
@@ -168,6 +170,7 @@ class LocalRunQueue {
   /// A thief's handle on a victim's queue: any thread may use it.
   class Stealer {
    public:
+    /// A thief's (or any reader's) view of `q`.
     explicit Stealer(LocalRunQueue& q) noexcept : q_(q) {}
 
     /// Goroutines in the ring (runnext not counted). A snapshot.

@@ -156,7 +156,7 @@ class Runtime {
  protected:
   // Protected, not private: stage 4 (stage4_syscalls/runtime.h) is this
   // scheduler plus a network poller and blocking calls, and builds on it.
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  ///< the scheduler's clock
 
   // ---- Extension points: where stage 4 adds its ideas. Stage 3's own
   // versions are its whole behaviour.
@@ -185,117 +185,215 @@ class Runtime {
   friend void goroutine_entry(void* arg) noexcept;
 
   // proc.cc: goroutines and run queues.
+  /// Go's newproc. pp is the caller's P, or null for main (made from run()'s
+  /// plain thread: it goes to the GRQ). Returns null if main has returned.
   G* newproc(std::function<void()> fn, P* pp);
+  /// Go's malg: a new dead G with a new stack, in allgs_.
   G* malg();
+  /// Go's gfget: a dead G from the P's cache, refilled from the global list.
   G* gfget(P* pp);
+  /// Go's gfput: a dead G into the P's cache; a full cache spills half.
   void gfput(P* pp, G* gp);
+  /// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
+  /// half of itself and gp to the GRQ. Owner M of pp only.
   void runqput(P* pp, G* gp, bool next);
+  /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
   void globrunqput(G* gp);
+  /// Go's globrunqputbatch: n goroutines at the GRQ's tail. sched_ held.
   void globrunqputbatch(G* const* gs, std::uint32_t n);
+  /// Go's globrunqget (1.19): a batch from the GRQ's head, of
+  /// min(len/GOMAXPROCS + 1, len, max if nonzero, 128). The first is returned,
+  /// the rest go to pp's local queue. sched_ held; owner of pp.
   G* globrunqget(P* pp, std::uint32_t max);
+  /// Go's ready: gp (waiting, claimed by the caller) runs next on pp, the
+  /// caller's P; an idle P is woken to take other work if needed.
   void ready(G* gp, P* pp);
+  /// The first half of ready: gp (waiting, claimed by the caller) becomes
+  /// runnable; the caller queues it.
   void make_runnable(G* gp);
+  /// Go's casgstatus: the status changes from `from` to `to`, or the program
+  /// ends (a broken invariant). Every change has exactly one writer: the
+  /// goroutine's own M (running -> anything), the M that took it from a queue
+  /// (runnable -> running), or the one that claimed its sudog (waiting ->
+  /// runnable). So a checked load and store suffice, where Go needs a CAS
+  /// because its garbage collector also marks statuses while scanning.
   void casgstatus(G* gp, GStatus from, GStatus to);
+  /// Goroutine ids in batches of 16 per P, so that newproc does not contend on
+  /// one counter (Go's goidcache).
   std::uint64_t newgoid(P* pp);
   // proc.cc: Ms and Ps.
+  /// Go's wakep: if there is an idle P and no M is spinning, wake (or make) an
+  /// M to spin. The submitted work was queued before this check (see the essay
+  /// in runtime.h): seq_cst orders it against nmspinning.
   void wakep();
+  /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
+  /// idle P, a spinning start undoes wakep's nmspinning increment.
   void startm(P* pp, bool spinning);
+  /// Go's mReserveID and checkmcount: a new M is counted as running before it
+  /// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
+  /// GOMAXPROCS + 1 Ms; stage 4's blocking calls can make many). sched_ held.
   void reserve_m();
+  /// Go's newm: a new M thread that starts holding pp. The thread count was
+  /// reserved by the caller. A thread that cannot be made is fatal, as in Go
+  /// ("newosproc: failed to create new OS thread"): the scheduler has work and
+  /// a P for it, and cannot unwind from here. The thread is made under sched_
+  /// (its mstart waits for it), so that stop_ms, which stops M making under the
+  /// same lock, finds every M with its thread handle.
   M* newm(P* pp, bool spinning);
+  /// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
+  /// first idle M sleeps only until the earliest timer, then runs the due
+  /// timers itself. Returns with m->p set, or with none when the run stops.
   void stopm(M* m);
+  /// If goroutines sleep and no idle M is on timer duty, wakes an idle M
+  /// (without a P) to take it: it will sleep until the earliest timer. Only
+  /// timers need this at once (stage 4's I/O duty is taken by the next M that
+  /// goes idle, as in Go). sched_ held.
   void ensure_timer_m();
+  /// Go's mput: m onto the idle list. sched_ held.
   void mput(M* m);
+  /// Go's mget: an idle M off the list, or null. sched_ held.
   M* mget();
+  /// Takes m, which is idle, off the idle list (to wake it for a job).
+  /// sched_ held.
   void mremove(M* m);
+  /// Go's pidleput: pp (its queue empty) onto the idle list. sched_ held.
   void pidleput(P* pp);
+  /// Go's pidleget: an idle P off the list, or null. sched_ held.
   P* pidleget();
+  /// Go's acquirep: m now holds pp.
   void acquirep(M* m, P* pp);
+  /// Go's releasep: m gives up its P, which it returns.
   P* releasep(M* m);
   // schedule.cc: the M's loop.
+  /// Go's mstart and schedule: the loop an M's thread runs, from its start
+  /// until the run stops.
   void mstart(M* m);
+  /// Go's findRunnable, in the notes' order (see runtime.h). m holds a P on
+  /// entry and on return; returns {null, false} only when the run is over.
   std::pair<G*, bool> find_runnable(M* m);
+  /// Go's stealWork: 4 rounds over every other P in a random order, taking half
+  /// of a victim's queue; runnext only in the last round.
   G* steal_work(M* m);
+  /// m starts spinning: counted in nmspinning (seq_cst: see wakep).
   void become_spinning(M* m);
+  /// m stops spinning; the decrement is ordered before m's re-reads of
+  /// the queues (a StoreLoad fence, paired with wakep's).
   void stop_spinning(M* m);
+  /// Go's resetspinning: a spinning M found work; another should spin for the
+  /// work that may follow.
   void resetspinning(M* m);
+  /// Go's execute: runs gp on m until it switches back. A goroutine from
+  /// runnext shares the time slice: the schedtick does not advance.
   void execute(M* m, G* gp, bool inherit_time);
+  /// Go's park_m, on g0 once gp's registers are saved: gp waits, and only then
+  /// is the object's lock released (stage 2's protocol 3).
   void park_m(M* m, G* gp);
+  /// yield(): gp goes to the tail of this P's queue (the GRQ only if that is
+  /// full), as the notes describe it and as Go's internal goyield does; Go's
+  /// runtime.Gosched sends it to the GRQ instead, taking the global lock.
+  /// Either way this M looks for work next, and fairness is the 61-tick rule.
   void gosched_m(M* m, G* gp);
+  /// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
   void goexit0(M* m, G* gp);
+  /// The goroutines whose sleep is over become runnable: on pp's queue, or,
+  /// from an M without a P, on the GRQ (its caller then takes a P for them).
   void run_timers(P* pp, std::chrono::steady_clock::time_point now);
   // stw.cc: stopping the world, GOMAXPROCS.
+  /// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
+  /// are taken at once; Ms holding one give it up at their next scheduling
+  /// point (gcstopm). With `exiting`, main's return is announced once the stop
+  /// is ours. Returns the caller's M, once every P is stopped.
   M* stop_the_world(bool exiting);
+  /// Go's startTheWorldWithSema: resizes to `newprocs` Ps if nonzero, then
+  /// every P with work gets an M, the others go idle.
   void start_the_world(M* m, int newprocs);
+  /// Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
+  /// world starts again and hands it a P.
   void gcstopm(M* m);
+  /// Go's procresize, with the world stopped and sched_ held: n Ps. Removed Ps
+  /// hand their goroutines to the GRQ and their free Gs to the global list; the
+  /// caller's M moves to P 0 if its own P goes. New and kept Ps are left
+  /// stopped, for start_the_world to hand out. m may be null (no caller P: the
+  /// first resize of a run).
   void procresize(M* m, int n);
+  /// Go's runtime.GOMAXPROCS(n), on a goroutine: stop the world, resize, start
+  /// it again; the pause is measured.
   int set_gomaxprocs(int n);
   // runtime.cc: the life of a run.
+  /// Protocol 4 of stage 2, with the world stopped (runtime.h): on goroutine 1
+  /// right after main returned. New goroutines are dropped from now on, and
+  /// queued ones are dropped when their first turn comes (goroutine_entry);
+  /// parked ones are cancelled, unlinked, and readied to unwind.
   void exit_after_main();
+  /// Every goroutine is dead: the Ms leave their loops and are joined.
   void stop_ms() noexcept;
+  /// The schedtrace thread: Go prints from sysmon; stage 3 has no sysmon yet.
   void trace_loop();
   // checkdead.cc
+  /// Called with sched_ held whenever an M goes idle (mput).
   void checkdead();
 
-  Config config_;        // resolved; immutable during a run
-  DebugSettings debug_;  // parsed config_.debug
-  stage2::StackPool stacks_;  // thread-safe
+  Config config_;        ///< resolved; immutable during a run
+  DebugSettings debug_;  ///< parsed config_.debug
+  stage2::StackPool stacks_;  ///< thread-safe
 
   // ---- Protected by sched_ (Go's sched.lock). Lock order: an object's
   // lock (Chan, Mutex, WaitGroup), then sched_, then allglock_.
+  /// Go's sched.lock: protects the fields below, up to stats_.
   mutable CountingLock sched_;
-  G* grq_head_ = nullptr;  // global run queue, FIFO, linked by schedlink
-  G* grq_tail_ = nullptr;
-  std::atomic<std::int32_t> grq_size_{0};  // written under sched_; read
-                                           // without it (relaxed: a hint)
-  M* midle_ = nullptr;  // idle Ms (Go's sched.midle)
-  int nmidle_ = 0;
-  int mcount_ = 0;      // Ms made (Go's mcount), including starting ones
-  int maxmcount_ = 10000;  // Go's sched.maxmcount (SetMaxThreads)
-  P* pidle_ = nullptr;  // idle Ps (Go's sched.pidle)
-  std::atomic<std::int32_t> npidle_{0};  // written under sched_; read by
-                                         // wakep and spinning checks
-  G* gfree_ = nullptr;  // global free list, fed by full P caches
-  std::atomic<int> ngfree_{0};  // written under sched_; peeked without it
-  stage2::Timers timers_;        // sleeping goroutines
-  std::atomic<int> ntimers_{0};  // written under sched_; read without it
-  M* timer_m_ = nullptr;         // the idle M sleeping until the next timer
-  int stopwait_ = 0;             // Ps still to stop (stop the world)
-  Note stopnote_;                // woken when stopwait_ reaches 0
-  std::vector<std::unique_ptr<P>> allp_;  // every P ever made
-  std::vector<std::unique_ptr<M>> allm_;  // every M of this run
-  std::vector<std::uint32_t> steal_coprimes_;  // Go's stealOrder
-  bool running_ = false;
-  bool main_done_ = false;
-  std::chrono::steady_clock::time_point started_at_;
-  Stats stats_;  // the counters kept under sched_
+  G* grq_head_ = nullptr;  ///< global run queue, FIFO, linked by schedlink
+  G* grq_tail_ = nullptr;  ///< the GRQ's last goroutine
+  std::atomic<std::int32_t> grq_size_{0};  ///< written under sched_; read
+                                           ///< without it (relaxed: a hint)
+  M* midle_ = nullptr;  ///< idle Ms (Go's sched.midle)
+  int nmidle_ = 0;      ///< how many Ms are on midle_
+  int mcount_ = 0;      ///< Ms made (Go's mcount), including starting ones
+  int maxmcount_ = 10000;  ///< Go's sched.maxmcount (SetMaxThreads)
+  P* pidle_ = nullptr;  ///< idle Ps (Go's sched.pidle)
+  std::atomic<std::int32_t> npidle_{0};  ///< written under sched_; read by
+                                         ///< wakep and spinning checks
+  G* gfree_ = nullptr;  ///< global free list, fed by full P caches
+  std::atomic<int> ngfree_{0};  ///< written under sched_; peeked without it
+  stage2::Timers timers_;        ///< sleeping goroutines
+  std::atomic<int> ntimers_{0};  ///< written under sched_; read without it
+  M* timer_m_ = nullptr;         ///< the idle M sleeping until the next timer
+  int stopwait_ = 0;             ///< Ps still to stop (stop the world)
+  Note stopnote_;                ///< woken when stopwait_ reaches 0
+  std::vector<std::unique_ptr<P>> allp_;  ///< every P ever made
+  std::vector<std::unique_ptr<M>> allm_;  ///< every M of this run
+  std::vector<std::uint32_t> steal_coprimes_;  ///< Go's stealOrder
+  bool running_ = false;    ///< between run()'s start and its end
+  bool main_done_ = false;  ///< main returned: parks become Goexit
+  std::chrono::steady_clock::time_point started_at_;  ///< run()'s start
+  Stats stats_;  ///< the counters kept under sched_
 
   // ---- Atomics read on fast paths without a lock.
-  std::atomic<int> gomaxprocs_{0};        // changed only with the world stopped
-  std::atomic<std::int32_t> nmspinning_{0};  // seq_cst: see the essay
-  std::atomic<bool> gcwaiting_{false};    // stop the world under way
-  std::atomic<bool> exiting_{false};      // main returned
-  std::atomic<bool> stopping_{false};     // every goroutine dead: Ms exit
-  std::atomic<std::uint64_t> goidgen_{0};  // ids, handed out in batches
-  std::atomic<std::int64_t> live_{0};     // goroutines not dead
-  std::atomic<std::int32_t> nblocked_{0};  // parked on an object
-  std::atomic<std::uint64_t> created_{0};  // goroutines made this run
-  std::atomic<std::uint64_t> finished_{0};
-  std::atomic<std::uint64_t> exited_{0};
-  std::atomic<std::uint64_t> never_started_{0};
+  std::atomic<int> gomaxprocs_{0};  ///< changed only with the world stopped
+  std::atomic<std::int32_t> nmspinning_{0};  ///< seq_cst: see the essay
+  std::atomic<bool> gcwaiting_{false};    ///< stop the world under way
+  std::atomic<bool> exiting_{false};      ///< main returned
+  std::atomic<bool> stopping_{false};     ///< every goroutine dead: Ms exit
+  std::atomic<std::uint64_t> goidgen_{0};  ///< ids, handed out in batches
+  std::atomic<std::int64_t> live_{0};     ///< goroutines not dead
+  std::atomic<std::int32_t> nblocked_{0};  ///< parked on an object
+  std::atomic<std::uint64_t> created_{0};  ///< goroutines made this run
+  std::atomic<std::uint64_t> finished_{0};  ///< returned from their function
+  std::atomic<std::uint64_t> exited_{0};    ///< unwound by Goexit at exit
+  std::atomic<std::uint64_t> never_started_{0};  ///< dropped at exit, unrun
 
-  // One stop-the-world at a time (Go's worldsema). A goroutine mutex: a
-  // goroutine that waits for it parks, so its M can still give up its P to
-  // the stop under way (an M blocked on a plain lock would keep its P, and
-  // the stop would wait for it forever).
+  /// One stop-the-world at a time (Go's worldsema). A goroutine mutex: a
+  /// goroutine that waits for it parks, so its M can still give up its P to
+  /// the stop under way (an M blocked on a plain lock would keep its P, and
+  /// the stop would wait for it forever).
   Mutex worldsema_;
 
   // ---- Protected by allglock_ (Go's allglock): every G ever made.
-  mutable RuntimeLock allglock_;
-  std::vector<std::unique_ptr<G>> allgs_;
+  mutable RuntimeLock allglock_;  ///< Go's allglock: protects allgs_
+  std::vector<std::unique_ptr<G>> allgs_;  ///< every G ever made; allglock_
 
-  Note all_dead_;       // woken by the goexit0 that ends the last goroutine
-  std::thread tracer_;  // schedtrace, when GMP_DEBUG asks for it
-  Note tracer_stop_;
+  Note all_dead_;       ///< woken by the goexit0 that ends the last goroutine
+  std::thread tracer_;  ///< schedtrace, when GMP_DEBUG asks for it
+  Note tracer_stop_;    ///< woken to stop tracer_ at the run's end
 };
 
 /// The first and last frame of every goroutine (schedule.cc); internal.

@@ -12,9 +12,11 @@ namespace gmp::stage4 {
 
 /// One socket address.
 struct SockAddr {
-  sockaddr_storage storage{};
-  socklen_t len = 0;
+  sockaddr_storage storage{};  ///< big enough for any family
+  socklen_t len = 0;           ///< bytes of storage in use
+  /// AF_INET, AF_INET6 or AF_UNIX.
   int family() const noexcept { return storage.ss_family; }
+  /// The address as the socket calls take it.
   const sockaddr* get() const noexcept {
     return reinterpret_cast<const sockaddr*>(&storage);
   }

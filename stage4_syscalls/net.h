@@ -26,6 +26,7 @@ namespace gmp::stage4 {
 /// the addresses and the reason, as Go's *net.OpError does.
 class NetError : public std::system_error {
  public:
+  /// An error `err` (errno) from the operation described by `what`.
   NetError(int err, std::string what)
       : std::system_error(err, std::generic_category()),
         what_(std::move(what)) {}
@@ -46,10 +47,12 @@ class NetError : public std::system_error {
 /// Several goroutines may read and write one Conn at once, as in Go.
 class Conn {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  ///< the deadlines' clock
 
   Conn() = default;
+  /// Takes over other's descriptor; other is left closed.
   Conn(Conn&& other) noexcept { *this = std::move(other); }
+  /// Closes this one, then takes over other's descriptor.
   Conn& operator=(Conn&& other) noexcept;
   ~Conn();
 
@@ -71,7 +74,9 @@ class Conn {
   /// Go's SetDeadline / SetReadDeadline / SetWriteDeadline: calls that
   /// would still wait at `t` fail with NetError timeout(); max() clears.
   void set_deadline(Clock::time_point t);
+  /// As set_deadline, for reads only.
   void set_read_deadline(Clock::time_point t);
+  /// As set_deadline, for writes only.
   void set_write_deadline(Clock::time_point t);
 
   /// Half-close: no more writes (the peer reads end of file). TCP only;
@@ -80,6 +85,7 @@ class Conn {
 
   /// "127.0.0.1:5000", "[::1]:5000", or "pipe".
   const std::string& local_address() const noexcept { return laddr_; }
+  /// The peer's address, in the same form.
   const std::string& remote_address() const noexcept { return raddr_; }
   /// Whether this Conn holds a descriptor that close() has not closed.
   bool valid() const noexcept { return pd_ != nullptr; }
@@ -107,7 +113,9 @@ class Conn {
 class Listener {
  public:
   Listener() = default;
+  /// Takes over other's socket; other is left closed.
   Listener(Listener&& other) noexcept { *this = std::move(other); }
+  /// Closes this one, then takes over other's socket.
   Listener& operator=(Listener&& other) noexcept;
   ~Listener();
 

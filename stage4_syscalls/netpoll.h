@@ -26,8 +26,8 @@ namespace gmp::stage4 {
 /// scheduler's.
 class Netpoller {
  public:
-  using Clock = std::chrono::steady_clock;
-  using G = stage2::G;
+  using Clock = std::chrono::steady_clock;  ///< the deadlines' clock
+  using G = stage2::G;  ///< the goroutines it parks and readies
 
   /// What a goroutine's wait ended with.
   enum class Wake : std::uint8_t {
@@ -126,7 +126,9 @@ class Netpoller {
 
   /// Counters, for the runtime's stats.
   std::uint64_t polls() const noexcept { return polls_.load(); }
+  /// Descriptor events epoll reported, for the runtime's stats.
   std::uint64_t events() const noexcept { return events_.load(); }
+  /// Waits ended by a deadline, for the runtime's stats.
   std::uint64_t timeouts() const noexcept { return timeouts_.load(); }
 
  private:

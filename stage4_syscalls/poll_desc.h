@@ -32,7 +32,7 @@ enum class PollMode : std::uint8_t { kRead, kWrite };
 /// both its fd is closed and its owner (a Conn) has let it go, so that a
 /// Conn never sees its PollDesc reused by another descriptor.
 struct PollDesc {
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  ///< the deadlines' clock
 
   RuntimeLock lock;  ///< protects every field below
 
@@ -48,12 +48,12 @@ struct PollDesc {
 
   /// Deadlines (Go's rd, wd): time_point::max() for none.
   Clock::time_point rd = Clock::time_point::max();
-  Clock::time_point wd = Clock::time_point::max();
+  Clock::time_point wd = Clock::time_point::max();  ///< write deadline
   /// Bumped by every change of the direction's deadline and by reuse: a
   /// deadline timer carries the seq it was armed with, and fires only if it
   /// still matches (Go's rseq, wseq).
   std::uint64_t rseq = 0;
-  std::uint64_t wseq = 0;
+  std::uint64_t wseq = 0;  ///< the write side's sequence
   bool rtimer = false;  ///< a read deadline timer for (rd, rseq) is armed
   bool wtimer = false;  ///< a write deadline timer for (wd, wseq) is armed
 
@@ -64,11 +64,15 @@ struct PollDesc {
   WaitQ<stage2::G*>& waiters(PollMode m) {
     return m == PollMode::kRead ? readers : writers;
   }
+  /// The ready token of side m.
   bool& ready(PollMode m) { return m == PollMode::kRead ? rready : wready; }
+  /// The deadline of side m.
   Clock::time_point deadline(PollMode m) const {
     return m == PollMode::kRead ? rd : wd;
   }
+  /// Whether side m's deadline is armed.
   bool& timer(PollMode m) { return m == PollMode::kRead ? rtimer : wtimer; }
+  /// The sequence of side m.
   std::uint64_t& seq(PollMode m) { return m == PollMode::kRead ? rseq : wseq; }
 };
 

@@ -134,34 +134,69 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// Go's entersyscallblock / exitsyscall, for blocking(): internal.
   /// Virtual: stage 5 makes the hand-off lazy (Go's entersyscall).
   virtual P* entersyscall(M* m, G* gp);
+  /// Go's exitsyscall: gp, back from the kernel on m, needs a P to go on. The
+  /// notes' three steps: its old P if idle; any idle P; else the GRQ, and m
+  /// parks (exitsyscall0, on g0). Returns running with a P. On gp.
   virtual void exitsyscall(M* m, G* gp, P* oldp) noexcept;
 
  protected:
+  /// findRunnable's step 4: a non-blocking poll, unless nobody waits on a
+  /// descriptor or an M is blocked in epoll already (it will get the events).
   G* poll_network(M* m) override;
+  /// Stage 3's idle M on duty watched the timers; stage 4's also watches the
+  /// descriptors goroutines wait on.
   bool idle_duty_wanted() const override;
+  /// The idle M on duty blocks in epoll_wait until the next timer or I/O
+  /// deadline (Go's findRunnable, "poll network until next timer"). What it
+  /// collects goes to the GRQ; stage 3's stopm then takes an idle P for it.
   void idle_wait(M* m, Clock::time_point until) override;
+  /// Taking an idle M off the list wakes it: from its Note, and, if it is the M
+  /// on duty, from epoll_wait. sched_ held.
   void wake_m(M* m) override;
+  /// g0's part of exitsyscall0: the mcall stage 3 does not know.
   void other_mcall(M* m, G* gp) override;
 
  protected:  // stage 5 builds on what follows
+  /// `c` validated (stage 3's rules and max_threads), or gmp::ConfigError.
   static Config checked(Config c);
+  /// The first goroutine to wait on a descriptor, about to park: if its M has
+  /// nothing else to run, that M goes idle next and takes the duty of polling
+  /// itself. Otherwise an idle M must watch the network, or the wait could last
+  /// until the busy M runs out of work (Go leaves that to sysmon's poll every
+  /// 10 ms; stage 5). If the M on duty sleeps on its Note (only timers so far),
+  /// it is woken to poll instead.
   void first_waiter() override;
+  /// Go's handoffp: pp, whose M is blocked, goes to an M that will run its
+  /// work, or to the idle list. Without sched_.
   void handoffp(P* pp);
+  /// Takes pp off the idle list if it is there. sched_ held.
   bool pidleremove(P* pp);
+  /// Go's exitsyscall0, on g0: no P was free for gp. One more look under the
+  /// lock; else gp waits in the GRQ and m goes idle.
   void exitsyscall0(M* m, G* gp);
+  /// Go's injectglist: gs[from..] are runnable. One per idle P goes to the GRQ,
+  /// with an M started for each; the rest to m's own queue.
   void injectglist(M* m, std::vector<G*>& gs, std::size_t from);
+  /// gs (waiting, claimed) become runnable on the GRQ; gs is emptied.
   void inject_global(std::vector<G*>& gs);
 
-  std::shared_ptr<Netpoller> poller_;  // immutable after construction
+  std::shared_ptr<Netpoller> poller_;  ///< immutable after construction
   /// An M is blocked in epoll_wait (Go's sched.lastpoll == 0): others skip
   /// their non-blocking polls. Relaxed: a hint that saves a system call.
   std::atomic<bool> poll_blocked_{false};
 
   // Counters of this run: relaxed atomics, written by any M.
-  std::atomic<std::uint64_t> syscalls_{0}, handoffs_{0}, exit_oldp_{0},
-      exit_otherp_{0}, exit_grq_{0}, netpoll_blocking_{0}, netpoll_ready_{0};
-  std::uint64_t polls_at_start_ = 0, events_at_start_ = 0,
-                timeouts_at_start_ = 0;  // the poller's, when run() began
+  std::atomic<std::uint64_t> syscalls_{0};  ///< blocking() calls entered
+  std::atomic<std::uint64_t> handoffs_{0};  ///< Ps handed to another M
+  std::atomic<std::uint64_t> exit_oldp_{0};    ///< exits that got the old P
+  std::atomic<std::uint64_t> exit_otherp_{0};  ///< ... another idle P
+  std::atomic<std::uint64_t> exit_grq_{0};     ///< ... no P: the GRQ
+  std::atomic<std::uint64_t> netpoll_blocking_{0};  ///< blocking polls
+  std::atomic<std::uint64_t> netpoll_ready_{0};  ///< goroutines it readied
+  // The poller's counters when run() began (written by run() only).
+  std::uint64_t polls_at_start_ = 0;     ///< Netpoller::polls() then
+  std::uint64_t events_at_start_ = 0;    ///< Netpoller::events() then
+  std::uint64_t timeouts_at_start_ = 0;  ///< Netpoller::timeouts() then
 };
 
 /// Marks the calling goroutine as in a blocking system call for its

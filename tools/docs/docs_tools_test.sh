@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The site's tools do what they say: the link check finds each kind of
+# broken reference and passes a sound site; the generators write one
+# fragment per stage from the checked-in data.
+set -euo pipefail
+py=/usr/bin/python3
+dir=$(dirname "$0")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "docs_tools_test: $*" >&2; exit 1; }
+
+# A sound site: links to a page, an anchor, an image, and external URLs.
+mkdir -p "$tmp/site/img"
+printf '<html><body><h2 id="a1">x</h2><a name="n1"></a></body></html>' >"$tmp/site/b.html"
+printf 'PNG' >"$tmp/site/img/p.png"
+cat >"$tmp/site/index.html" <<'HTML'
+<html><head><link href="b.html" rel="stylesheet"></head><body>
+<a href="b.html">b</a> <a href="b.html#a1">b1</a> <a href="b.html#n1">n1</a>
+<a href="#top" id="top">self</a> <img src="img/p.png">
+<a href="https://example.com/x">ext</a> <a href="mailto:x@example.com">m</a>
+</body></html>
+HTML
+out=$("$py" "$dir/check_links.py" "$tmp/site") || fail "a sound site failed: $out"
+grep -q "all 6 internal" <<<"$out" || fail "wrong count: $out"
+
+# Each kind of breakage is reported, with the page and the target.
+cat >"$tmp/site/bad.html" <<'HTML'
+<html><body><a href="missing.html">1</a> <a href="b.html#nope">2</a>
+<img src="img/none.png"> <a href="../../etc/passwd">3</a></body></html>
+HTML
+if out=$("$py" "$dir/check_links.py" "$tmp/site" 2>&1); then
+  fail "a broken site passed: $out"
+fi
+for want in "bad.html: a\[href\] -> missing.html (no such file)" \
+            "bad.html: a\[href\] -> b.html#nope (no such anchor)" \
+            "bad.html: img\[src\] -> img/none.png (no such file)" \
+            "bad.html: a\[href\] -> ../../etc/passwd (outside the site)" \
+            "4 broken of"; do
+  grep -q -- "$want" <<<"$out" || fail "missing report: $want in: $out"
+done
+
+# The generators: one fragment per stage, tables with real rows.
+"$py" "$dir/bench_tables.py" docs/benchmarks "$tmp/gen"
+for s in stage1_threadpool stage2_global_queue stage3_gmp stage4_syscalls \
+         stage5_preemption; do
+  grep -q "<td>2</td>" "$tmp/gen/${s}_bench.html" || fail "$s: no procs-2 row"
+done
+# Exercise lists from points.json: two exercises of stage 3, none of 1.
+mkdir -p "$tmp/ex/05_a" "$tmp/ex/07_b" "$tmp/ex/notes"
+echo '{"title": "Queue <one>", "stage": "stage3_gmp", "points": {"A.x": 4, "A.y": 6}}' >"$tmp/ex/05_a/points.json"
+echo '{"title": "Fair", "stage": "stage3_gmp", "points": {"B.x": 10}}' >"$tmp/ex/07_b/points.json"
+"$py" "$dir/exercise_lists.py" "$tmp/ex" "$tmp/gen"
+s3=$tmp/gen/stage3_gmp_exercises.html
+grep -q "<td>05</td><td>Queue &lt;one&gt;</td><td>10</td>" "$s3" || fail "05 row: $(cat "$s3")"
+grep -q "./course grade 07" "$s3" || fail "no 07 row"
+grep -q "No graded exercise" "$tmp/gen/stage1_threadpool_exercises.html" ||
+  fail "stage 1 should have no exercise"
+echo '{"title": "X", "stage": "stage9", "points": {}}' >"$tmp/ex/05_a/points.json"
+if "$py" "$dir/exercise_lists.py" "$tmp/ex" "$tmp/gen" 2>/dev/null; then
+  fail "exercise_lists accepted an unknown stage"
+fi
+grep -q "spawn storm" "$tmp/gen/stage3_gmp_bench.html" || fail "stage 3: no spawn storm"
+if "$py" "$dir/bench_tables.py" "$tmp/nothing" "$tmp/gen2" 2>/dev/null; then
+  fail "bench_tables accepted a missing results directory"
+fi
+echo "docs_tools_test: ok"
