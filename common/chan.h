@@ -1,19 +1,22 @@
-// A Go channel, written once for every stage (Go's runtime/chan.go).
-//
-// The algorithm is Go's: one lock per channel, a ring buffer of `cap` slots,
-// and two wait queues of parked goroutines (recvq, sendq). The rules that
-// make it a Go channel:
-//   - a send to a channel with a waiting receiver hands the value straight
-//     to that receiver (no trip through the buffer), then readies it;
-//   - a receive from a channel with a waiting sender takes the sender's
-//     value (unbuffered) or the oldest buffered value, moving the sender's
-//     value into the freed slot (full buffer), then readies the sender;
-//   - otherwise the buffer is used while it has room (or values);
-//   - otherwise the goroutine parks on recvq or sendq (scheduler.h);
-//   - close wakes every receiver (they receive "closed": std::nullopt) and
-//     every sender (they panic: "send on closed channel"); receivers drain
-//     the buffered values before they see "closed".
-// Only the parking differs per stage: that is the `S` parameter.
+/// \file
+/// A Go channel, written once for every stage (Go's runtime/chan.go).
+///
+/// ```unparsed
+/// The algorithm is Go's: one lock per channel, a ring buffer of `cap` slots,
+/// and two wait queues of parked goroutines (recvq, sendq). The rules that
+/// make it a Go channel:
+///   - a send to a channel with a waiting receiver hands the value straight
+///     to that receiver (no trip through the buffer), then readies it;
+///   - a receive from a channel with a waiting sender takes the sender's
+///     value (unbuffered) or the oldest buffered value, moving the sender's
+///     value into the freed slot (full buffer), then readies the sender;
+///   - otherwise the buffer is used while it has room (or values);
+///   - otherwise the goroutine parks on recvq or sendq (scheduler.h);
+///   - close wakes every receiver (they receive "closed": std::nullopt) and
+///     every sender (they panic: "send on closed channel"); receivers drain
+///     the buffered values before they see "closed".
+/// Only the parking differs per stage: that is the `S` parameter.
+/// ```
 #pragma once
 
 #include <cstddef>

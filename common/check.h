@@ -1,10 +1,13 @@
-// Fatal errors and invariant checks shared by every stage.
-//
-// Go's runtime has two ways to die: `throw` for a broken runtime invariant
-// and `fatal` for a user error the program cannot survive (a deadlock, an
-// unlock of an unlocked mutex). Both print "fatal error: ..." and exit with
-// status 2. The course keeps that behaviour and that exit status, so a
-// student who knows Go recognises the failure at once.
+/// \file
+/// Fatal errors and invariant checks shared by every stage.
+///
+/// ```unparsed
+/// Go's runtime has two ways to die: `throw` for a broken runtime invariant
+/// and `fatal` for a user error the program cannot survive (a deadlock, an
+/// unlock of an unlocked mutex). Both print "fatal error: ..." and exit with
+/// status 2. The course keeps that behaviour and that exit status, so a
+/// student who knows Go recognises the failure at once.
+/// ```
 #pragma once
 
 #include <string_view>

@@ -1,6 +1,7 @@
-// CountingLock: a RuntimeLock that counts how it is used, to make the
-// contention of a global lock visible (stage 2's global run queue lock is
-// the one the course measures).
+/// \file
+/// CountingLock: a RuntimeLock that counts how it is used, to make the
+/// contention of a global lock visible (stage 2's global run queue lock is
+/// the one the course measures).
 #pragma once
 
 #include <chrono>

@@ -1,19 +1,22 @@
-// The errors the course runtimes report, the same in every stage.
-//
-//   gmp::ConfigError  an invalid configuration value; thrown by a Runtime's
-//                     constructor before anything starts.
-//   gmp::UsageError   an API call made where it is not allowed (go() from a
-//                     plain thread, Runtime::run() from inside a goroutine);
-//                     thrown before anything changed, so nothing is lost.
-//   gmp::Panic        what Go reports with a panic: "close of closed channel",
-//                     "send on closed channel", "sync: negative WaitGroup
-//                     counter". Catch it inside the goroutine to recover.
-//   gmp::Goexit       not an error: how the runtime unwinds a goroutine that
-//                     it ends when main returns (Go's runtime.Goexit).
-//
-// An exception that escapes a goroutine ends the program like an unrecovered
-// panic in Go (see die_of_panic); errors the program cannot survive end it
-// with gmp::fatal (common/check.h). docs/errors.md lists every message.
+/// \file
+/// The errors the course runtimes report, the same in every stage.
+///
+/// ```unparsed
+///   gmp::ConfigError  an invalid configuration value; thrown by a Runtime's
+///                     constructor before anything starts.
+///   gmp::UsageError   an API call made where it is not allowed (go() from a
+///                     plain thread, Runtime::run() from inside a goroutine);
+///                     thrown before anything changed, so nothing is lost.
+///   gmp::Panic        what Go reports with a panic: "close of closed channel",
+///                     "send on closed channel", "sync: negative WaitGroup
+///                     counter". Catch it inside the goroutine to recover.
+///   gmp::Goexit       not an error: how the runtime unwinds a goroutine that
+///                     it ends when main returns (Go's runtime.Goexit).
+///
+/// An exception that escapes a goroutine ends the program like an unrecovered
+/// panic in Go (see die_of_panic); errors the program cannot survive end it
+/// with gmp::fatal (common/check.h). docs/errors.md lists every message.
+/// ```
 #pragma once
 
 #include <cstdint>

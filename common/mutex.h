@@ -1,15 +1,18 @@
-// A goroutine mutex (Go's sync.Mutex), written once for every stage.
-//
-// A goroutine that finds the mutex locked parks on its wait queue instead of
-// spinning or blocking its thread (in stage 1 parking does block the thread:
-// that is stage 1's problem). Unlock with waiters hands the mutex directly
-// to the oldest waiter, which then runs already owning it.
-//
-// Go's sync.Mutex is cleverer: in "normal mode" a running goroutine may
-// barge in ahead of the woken waiter (better throughput), and it switches
-// to this FIFO hand-off ("starvation mode") only after a waiter has waited
-// more than 1 ms. The course keeps only the hand-off: fair, and simple
-// enough to read in one sitting.
+/// \file
+/// A goroutine mutex (Go's sync.Mutex), written once for every stage.
+///
+/// ```unparsed
+/// A goroutine that finds the mutex locked parks on its wait queue instead of
+/// spinning or blocking its thread (in stage 1 parking does block the thread:
+/// that is stage 1's problem). Unlock with waiters hands the mutex directly
+/// to the oldest waiter, which then runs already owning it.
+///
+/// Go's sync.Mutex is cleverer: in "normal mode" a running goroutine may
+/// barge in ahead of the woken waiter (better throughput), and it switches
+/// to this FIFO hand-off ("starvation mode") only after a waiter has waited
+/// more than 1 ms. The course keeps only the hand-off: fair, and simple
+/// enough to read in one sitting.
+/// ```
 #pragma once
 
 #include <mutex>

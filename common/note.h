@@ -1,11 +1,14 @@
-// Note: a one-shot sleep/wakeup event for OS threads, Go's `note`
-// (runtime/lock_futex.go: noteclear, notesleep, notetsleep, notewakeup).
-//
-// A thread that must block until another thread says "go on" sleeps on a
-// note; the other thread wakes it. The note remembers a wakeup that comes
-// before the sleep, so there is no lost-wakeup window. Go implements notes
-// with a futex; the course uses std::mutex + std::condition_variable, which
-// is what a futex-based note amounts to and is easier to read.
+/// \file
+/// Note: a one-shot sleep/wakeup event for OS threads, Go's `note`
+/// (runtime/lock_futex.go: noteclear, notesleep, notetsleep, notewakeup).
+///
+/// ```unparsed
+/// A thread that must block until another thread says "go on" sleeps on a
+/// note; the other thread wakes it. The note remembers a wakeup that comes
+/// before the sleep, so there is no lost-wakeup window. Go implements notes
+/// with a futex; the course uses std::mutex + std::condition_variable, which
+/// is what a futex-based note amounts to and is easier to read.
+/// ```
 #pragma once
 
 #include <chrono>

@@ -1,18 +1,21 @@
-// RuntimeLock: the runtime's own mutex, Go's runtime.mutex (lock_futex.go).
-//
-// Why not std::mutex? Because of how a goroutine parks (scheduler.h): it
-// locks an object (a channel, say), decides to wait, and must release that
-// lock only after it has switched away to its scheduler context (g0), so
-// that nobody can wake it before its registers are saved. So the lock is
-// taken by a goroutine and released by g0: on the same OS thread, but in a
-// different execution context. A std::mutex has an owner (and ThreadSanitizer
-// checks it); this lock does not, exactly like Go's.
-//
-// The algorithm is Go's (and Drepper's "Futexes Are Tricky", mutex 2): the
-// key is 0 (unlocked), 1 (locked) or 2 (locked, and someone may sleep). A
-// locker that finds it taken spins briefly, then sets 2 and sleeps on the
-// key (a futex, through std::atomic::wait); unlock wakes one sleeper only if
-// the key was 2.
+/// \file
+/// RuntimeLock: the runtime's own mutex, Go's runtime.mutex (lock_futex.go).
+///
+/// ```unparsed
+/// Why not std::mutex? Because of how a goroutine parks (scheduler.h): it
+/// locks an object (a channel, say), decides to wait, and must release that
+/// lock only after it has switched away to its scheduler context (g0), so
+/// that nobody can wake it before its registers are saved. So the lock is
+/// taken by a goroutine and released by g0: on the same OS thread, but in a
+/// different execution context. A std::mutex has an owner (and ThreadSanitizer
+/// checks it); this lock does not, exactly like Go's.
+///
+/// The algorithm is Go's (and Drepper's "Futexes Are Tricky", mutex 2): the
+/// key is 0 (unlocked), 1 (locked) or 2 (locked, and someone may sleep). A
+/// locker that finds it taken spins briefly, then sets 2 and sleeps on the
+/// key (a futex, through std::atomic::wait); unlock wakes one sleeper only if
+/// the key was 2.
+/// ```
 #pragma once
 
 #include <atomic>

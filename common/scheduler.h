@@ -1,27 +1,30 @@
-// The two verbs every stage must provide: park and ready.
-//
-// Channels, mutexes and wait groups (chan.h, mutex.h, wait_group.h) are
-// written once, against this interface, the way Go's chan.go is written
-// against gopark and goready. Each stage answers "how does a goroutine wait?"
-// in its own way, and only that answer changes from stage to stage:
-//
-//   stage 1  a goroutine is a task on an OS thread; park blocks the thread
-//            (a Note), ready wakes the thread.
-//   stage 2+ a goroutine is a green thread; park switches to the scheduler,
-//            ready puts the goroutine back on a run queue.
-//
-// Protocol (Go's gopark with an unlock function):
-//   1. The goroutine locks the object, finds it must wait, puts a Sudog on
-//      the object's WaitQ and calls S::park(sudog, lock, reason).
-//   2. park records the goroutine as waiting, and only then releases the
-//      object's lock. A waker must take that lock to find the sudog, so it
-//      cannot wake the goroutine before it is recorded as waiting.
-//   3. A waker locks the object, claims the sudog (WaitQ::dequeue), hands
-//      over what the waiter waits for (a value, the mutex), unlocks, and
-//      calls S::ready(sudog).
-//   4. park returns true. Or, if the runtime cancelled the wait because main
-//      returned, false: the runtime has unlinked the sudog already, and the
-//      goroutine throws Goexit without touching the object again.
+/// \file
+/// The two verbs every stage must provide: park and ready.
+///
+/// ```unparsed
+/// Channels, mutexes and wait groups (chan.h, mutex.h, wait_group.h) are
+/// written once, against this interface, the way Go's chan.go is written
+/// against gopark and goready. Each stage answers "how does a goroutine wait?"
+/// in its own way, and only that answer changes from stage to stage:
+///
+///   stage 1  a goroutine is a task on an OS thread; park blocks the thread
+///            (a Note), ready wakes the thread.
+///   stage 2+ a goroutine is a green thread; park switches to the scheduler,
+///            ready puts the goroutine back on a run queue.
+///
+/// Protocol (Go's gopark with an unlock function):
+///   1. The goroutine locks the object, finds it must wait, puts a Sudog on
+///      the object's WaitQ and calls S::park(sudog, lock, reason).
+///   2. park records the goroutine as waiting, and only then releases the
+///      object's lock. A waker must take that lock to find the sudog, so it
+///      cannot wake the goroutine before it is recorded as waiting.
+///   3. A waker locks the object, claims the sudog (WaitQ::dequeue), hands
+///      over what the waiter waits for (a value, the mutex), unlocks, and
+///      calls S::ready(sudog).
+///   4. park returns true. Or, if the runtime cancelled the wait because main
+///      returned, false: the runtime has unlinked the sudog already, and the
+///      goroutine throws Goexit without touching the object again.
+/// ```
 #pragma once
 
 #include <concepts>

@@ -1,7 +1,8 @@
-// What "a stage" is to code written once for every stage (the shared API
-// tests in testing/, the workloads in benchmarks/): the StageApi concept,
-// met by each stage's Api type (e.g. gmp::stage1::Api in
-// stage1_threadpool/api.h).
+/// \file
+/// What "a stage" is to code written once for every stage (the shared API
+/// tests in testing/, the workloads in benchmarks/): the StageApi concept,
+/// met by each stage's Api type (for example gmp::stage1::Api in
+/// stage1_threadpool/api.h).
 #pragma once
 
 #include <algorithm>

@@ -1,8 +1,9 @@
-// storeload_fence: the full barrier of the "delicate dance" between a
-// goroutine submitter and a spinning M (stage 3 onward). Each side stores
-// (a queued goroutine / a decremented spinning count) and then loads what
-// the other side stored; without a StoreLoad barrier between the two, both
-// could read the old value and a goroutine would sit queued with no M.
+/// \file
+/// storeload_fence: the full barrier of the "delicate dance" between a
+/// goroutine submitter and a spinning M (stage 3 onward). Each side stores
+/// (a queued goroutine / a decremented spinning count) and then loads what
+/// the other side stored; without a StoreLoad barrier between the two, both
+/// could read the old value and a goroutine would sit queued with no M.
 #pragma once
 
 #include <atomic>

@@ -1,28 +1,31 @@
-// Sudog: one goroutine waiting on one object (Go's sudog, runtime2.go).
-//
-// A goroutine that blocks on a channel, mutex or wait group puts a sudog on
-// that object's wait queue and parks. The sudog lives on the waiting
-// goroutine's own stack for as long as it waits: nothing is allocated.
-//
-// Claiming (the "Delicate dance" of this file)
-// ---------------------------------------------
-// Exactly one party may wake a parked goroutine, and it must be decided who:
-//   1. a waker (a send matching a receive, an unlock, the last done()),
-//      which found the sudog on the object's wait queue, under its lock;
-//   2. the runtime, cancelling every parked goroutine when main returns;
-//   3. a timer, for a timed wait (sleep_for).
-// Each party first tries to move `state` from kWaiting to its own value with
-// one compare-and-swap. Only the winner wakes the goroutine, so a goroutine
-// is never woken twice, and its sudog is never touched after it has been
-// woken (which would be a use-after-free: the sudog is on its stack). Go
-// uses the same idea for select (g.selectDone) and timers.
-//
-// The winner also unlinks the sudog from its queue before the wakeup: a
-// waker does it under the object's lock as it claims (WaitQ::dequeue); the
-// runtime, which claims under its own lock, unlinks every sudog it cancelled
-// (unlink_cancelled) before it wakes any of them. So a woken goroutine never
-// touches the object again, and may not: another cancelled goroutine, as it
-// unwinds, may destroy it.
+/// \file
+/// Sudog: one goroutine waiting on one object (Go's sudog, runtime2.go).
+///
+/// ```unparsed
+/// A goroutine that blocks on a channel, mutex or wait group puts a sudog on
+/// that object's wait queue and parks. The sudog lives on the waiting
+/// goroutine's own stack for as long as it waits: nothing is allocated.
+///
+/// Claiming (the "Delicate dance" of this file)
+/// ---------------------------------------------
+/// Exactly one party may wake a parked goroutine, and it must be decided who:
+///   1. a waker (a send matching a receive, an unlock, the last done()),
+///      which found the sudog on the object's wait queue, under its lock;
+///   2. the runtime, cancelling every parked goroutine when main returns;
+///   3. a timer, for a timed wait (sleep_for).
+/// Each party first tries to move `state` from kWaiting to its own value with
+/// one compare-and-swap. Only the winner wakes the goroutine, so a goroutine
+/// is never woken twice, and its sudog is never touched after it has been
+/// woken (which would be a use-after-free: the sudog is on its stack). Go
+/// uses the same idea for select (g.selectDone) and timers.
+///
+/// The winner also unlinks the sudog from its queue before the wakeup: a
+/// waker does it under the object's lock as it claims (WaitQ::dequeue); the
+/// runtime, which claims under its own lock, unlinks every sudog it cancelled
+/// (unlink_cancelled) before it wakes any of them. So a woken goroutine never
+/// touches the object again, and may not: another cancelled goroutine, as it
+/// unwinds, may destroy it.
+/// ```
 #pragma once
 
 #include <atomic>

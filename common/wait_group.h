@@ -1,4 +1,5 @@
-// A goroutine wait group (Go's sync.WaitGroup), written once for every stage.
+/// \file
+/// A goroutine wait group (Go's sync.WaitGroup), written once for every stage.
 #pragma once
 
 #include <cstdint>

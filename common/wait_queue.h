@@ -1,4 +1,5 @@
-// WaitQ: the FIFO of sudogs waiting on one object (Go's waitq, chan.go).
+/// \file
+/// WaitQ: the FIFO of sudogs waiting on one object (Go's waitq, chan.go).
 #pragma once
 
 #include <mutex>

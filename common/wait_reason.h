@@ -1,5 +1,6 @@
-// Why a goroutine is waiting: Go's waitReason (runtime2.go), printed in
-// deadlock reports and goroutine dumps as Go prints it ("chan receive").
+/// \file
+/// Why a goroutine is waiting: Go's waitReason (runtime2.go), printed in
+/// deadlock reports and goroutine dumps as Go prints it ("chan receive").
 #pragma once
 
 #include <cstdint>

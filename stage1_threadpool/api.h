@@ -1,5 +1,6 @@
-// Stage 1 as one type, for code written once for every stage (the shared
-// API tests in testing/, the workloads in benchmarks/).
+/// \file
+/// Stage 1 as one type, for code written once for every stage (the shared
+/// API tests in testing/, the workloads in benchmarks/).
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,5 @@
-// Stage 1's configuration.
+/// \file
+/// Stage 1's configuration.
 #pragma once
 
 namespace gmp::stage1 {

@@ -1,48 +1,51 @@
-// Stage 1: goroutines as tasks on a fixed pool of OS threads (1:1).
-//
-// The thread pool
-// ===============
-// The notes start where everyone starts: "give each ready goroutine a free
-// thread". A Runtime owns `procs` OS threads (workers) and one queue of
-// goroutines waiting for a worker. go(f) appends f to the queue; a free
-// worker takes the oldest and runs it to the end. That is all the
-// scheduling there is: a goroutine never leaves its thread until it returns.
-//
-// Everything a goroutine does, it does with a whole OS thread:
-//   - a goroutine that blocks (Chan::recv, Mutex::lock, WaitGroup::wait,
-//     sleep_for) blocks its worker thread; the pool has one worker fewer
-//     until it wakes up;
-//   - so running N blocked goroutines at once takes N threads, each with
-//     a stack of megabytes and a kernel task to create (the demo measures
-//     both), where Go needs 2 KiB per goroutine;
-//   - and with a fixed pool, if every worker is blocked waiting for a
-//     goroutine that is still in the queue, nothing can ever run again
-//     ("thread pool starvation"). The runtime detects it and says so.
-// Stage 2 cures both by making goroutines user-space threads that give their
-// OS thread back when they block.
-//
-// Protocols
-// ---------
-// 1. go(f) (Go's newproc): lock mu_, append {new id, f} to queue_, wake one
-//    idle worker.
-// 2. A worker (Go's schedule loop, minus everything clever): lock mu_; while
-//    the queue is empty, wait (idle); take the oldest goroutine; unlock; run
-//    it to the end; repeat.
-// 3. Blocking (park/ready, see common/scheduler.h): the goroutine records
-//    itself as parked on its worker (under mu_), releases the object's lock
-//    and sleeps on the worker's Note; the waker claims its sudog and wakes
-//    the Note. The runtime counts blocked workers to detect deadlocks (5).
-// 4. Exit (Go ends the program when main returns): the moment main returns,
-//    under the same lock, no goroutine may start any more (queued ones are
-//    dropped unrun) and every parked goroutine has its wait cancelled; all
-//    are unlinked from their wait queues, then woken to unwind (gmp::Goexit,
-//    so their destructors run). Goroutines still running are waited for
-//    (a blocking call now throws Goexit at once), and the workers joined:
-//    run() returns with no thread and no goroutine left behind.
-// 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
-//    worker is running and none can start (all blocked, or idle with nothing
-//    queued), nothing can ever wake anyone: fatal error, naming every
-//    goroutine and what it waits for.
+/// \file
+/// Stage 1: goroutines as tasks on a fixed pool of OS threads (1:1).
+///
+/// ```unparsed
+/// The thread pool
+/// ===============
+/// The notes start where everyone starts: "give each ready goroutine a free
+/// thread". A Runtime owns `procs` OS threads (workers) and one queue of
+/// goroutines waiting for a worker. go(f) appends f to the queue; a free
+/// worker takes the oldest and runs it to the end. That is all the
+/// scheduling there is: a goroutine never leaves its thread until it returns.
+///
+/// Everything a goroutine does, it does with a whole OS thread:
+///   - a goroutine that blocks (Chan::recv, Mutex::lock, WaitGroup::wait,
+///     sleep_for) blocks its worker thread; the pool has one worker fewer
+///     until it wakes up;
+///   - so running N blocked goroutines at once takes N threads, each with
+///     a stack of megabytes and a kernel task to create (the demo measures
+///     both), where Go needs 2 KiB per goroutine;
+///   - and with a fixed pool, if every worker is blocked waiting for a
+///     goroutine that is still in the queue, nothing can ever run again
+///     ("thread pool starvation"). The runtime detects it and says so.
+/// Stage 2 cures both by making goroutines user-space threads that give their
+/// OS thread back when they block.
+///
+/// Protocols
+/// ---------
+/// 1. go(f) (Go's newproc): lock mu_, append {new id, f} to queue_, wake one
+///    idle worker.
+/// 2. A worker (Go's schedule loop, minus everything clever): lock mu_; while
+///    the queue is empty, wait (idle); take the oldest goroutine; unlock; run
+///    it to the end; repeat.
+/// 3. Blocking (park/ready, see common/scheduler.h): the goroutine records
+///    itself as parked on its worker (under mu_), releases the object's lock
+///    and sleeps on the worker's Note; the waker claims its sudog and wakes
+///    the Note. The runtime counts blocked workers to detect deadlocks (5).
+/// 4. Exit (Go ends the program when main returns): the moment main returns,
+///    under the same lock, no goroutine may start any more (queued ones are
+///    dropped unrun) and every parked goroutine has its wait cancelled; all
+///    are unlinked from their wait queues, then woken to unwind (gmp::Goexit,
+///    so their destructors run). Goroutines still running are waited for
+///    (a blocking call now throws Goexit at once), and the workers joined:
+///    run() returns with no thread and no goroutine left behind.
+/// 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
+///    worker is running and none can start (all blocked, or idle with nothing
+///    queued), nothing can ever wake anyone: fatal error, naming every
+///    goroutine and what it waits for.
+/// ```
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,5 @@
-// The worker running on the calling thread (stage 1 internal).
+/// \file
+/// The worker running on the calling thread (stage 1 internal).
 #pragma once
 
 namespace gmp::stage1 {

@@ -1,4 +1,5 @@
-// A stage 1 worker: one OS thread of the pool (an M with no P, if you like).
+/// \file
+/// A stage 1 worker: one OS thread of the pool (an M with no P, if you like).
 #pragma once
 
 #include <chrono>

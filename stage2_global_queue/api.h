@@ -1,5 +1,6 @@
-// Stage 2 as one type, for code written once for every stage (see
-// common/stage_api.h).
+/// \file
+/// Stage 2 as one type, for code written once for every stage (see
+/// common/stage_api.h).
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,5 @@
-// Stage 2's configuration.
+/// \file
+/// Stage 2's configuration.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@ namespace gmp::stage2 {
 inline constexpr int kMaxProcs = 1024;
 /// Smallest and largest accepted Config::stack_size.
 inline constexpr std::size_t kMinStackSize = 16 * 1024;
-inline constexpr std::size_t kMaxStackSize = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxStackSize = std::size_t{1} << 30;  ///< 1 GiB
 /// Default Config::stack_size: 64 KiB (Go starts goroutines at 2 KiB and
 /// grows them; C++ frames cannot move, so the course picks a fixed size
 /// that fits ordinary code). AddressSanitizer's redzones make frames several

@@ -1,28 +1,31 @@
-// The context switch: the one piece of assembly of the course.
-//
-// A goroutine (or an M's scheduler context, g0) that stops running keeps
-// its registers in a Context, and continues later, maybe on another OS
-// thread, from exactly where it stopped. Which registers? Only those a
-// function call must preserve (callee-saved in the ABI), the stack pointer
-// and where to continue: context_switch is an ordinary function call, so
-// the compiler has already saved every caller-saved register it needed
-// around the call. Plus the floating-point control registers (rounding
-// mode, exception masks), which the ABI also asks callees to preserve.
-//
-//   x86-64 System V: rbx rbp r12-r15, rsp, return address; MXCSR and the
-//                    x87 control word (context_x86_64.S).
-//   aarch64 AAPCS64: x19-x28, x29 (fp), sp, x30 (lr) as the pc to resume;
-//                    d8-d15 (low halves of v8-v15); FPCR (context_aarch64.S).
-//
-// Deliberately not saved: caller-saved registers (dead at a call), flags,
-// the vector registers beyond d8-d15, MXCSR/FPSR status bits meaning
-// "an exception happened" (x86 keeps them in MXCSR: saved with it), and
-// the thread pointer (fs on x86-64, tpidr_el0 on aarch64): it belongs to
-// the OS thread, and a goroutine that moves to another thread must see
-// that thread's TLS (see tls.h for the hazard this creates).
-//
-// Not supported: Intel CET shadow stacks (a switch jumps, it does not
-// return); Debian's toolchain and kernel do not enable them.
+/// \file
+/// The context switch: the one piece of assembly of the course.
+///
+/// ```unparsed
+/// A goroutine (or an M's scheduler context, g0) that stops running keeps
+/// its registers in a Context, and continues later, maybe on another OS
+/// thread, from exactly where it stopped. Which registers? Only those a
+/// function call must preserve (callee-saved in the ABI), the stack pointer
+/// and where to continue: context_switch is an ordinary function call, so
+/// the compiler has already saved every caller-saved register it needed
+/// around the call. Plus the floating-point control registers (rounding
+/// mode, exception masks), which the ABI also asks callees to preserve.
+///
+///   x86-64 System V: rbx rbp r12-r15, rsp, return address; MXCSR and the
+///                    x87 control word (context_x86_64.S).
+///   aarch64 AAPCS64: x19-x28, x29 (fp), sp, x30 (lr) as the pc to resume;
+///                    d8-d15 (low halves of v8-v15); FPCR (context_aarch64.S).
+///
+/// Deliberately not saved: caller-saved registers (dead at a call), flags,
+/// the vector registers beyond d8-d15, MXCSR/FPSR status bits meaning
+/// "an exception happened" (x86 keeps them in MXCSR: saved with it), and
+/// the thread pointer (fs on x86-64, tpidr_el0 on aarch64): it belongs to
+/// the OS thread, and a goroutine that moves to another thread must see
+/// that thread's TLS (see tls.h for the hazard this creates).
+///
+/// Not supported: Intel CET shadow stacks (a switch jumps, it does not
+/// return); Debian's toolchain and kernel do not enable them.
+/// ```
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,5 @@
-// G: a goroutine (Go's g, runtime2.go).
+/// \file
+/// G: a goroutine (Go's g, runtime2.go).
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,5 @@
-// M: an OS thread that runs goroutines (Go's m, runtime2.go).
+/// \file
+/// M: an OS thread that runs goroutines (Go's m, runtime2.go).
 #pragma once
 
 #include <chrono>

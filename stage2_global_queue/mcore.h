@@ -1,7 +1,8 @@
-// MCore: what the goroutine machinery needs of an M, whatever the
-// scheduler around it. Stage 2's M and the later stages' Ms extend it; the
-// switch (switch.h), the overflow handler (signals.h) and the current-M
-// lookup (tls.h) only know this part.
+/// \file
+/// MCore: what the goroutine machinery needs of an M, whatever the
+/// scheduler around it. Stage 2's M and the later stages' Ms extend it; the
+/// switch (switch.h), the overflow handler (signals.h) and the current-M
+/// lookup (tls.h) only know this part.
 #pragma once
 
 #include <signal.h>

@@ -1,51 +1,54 @@
-// Stage 2: goroutines as green threads, M OS threads, one global run queue.
-//
-// Green threads on a global queue
-// ===============================
-// Stage 1 gave every running or blocked goroutine a whole OS thread. Here a
-// goroutine becomes a user-space thread: its own small stack (stack.h,
-// 64 KiB by default instead of 8 MiB) and its saved registers (context.h).
-// `procs` OS threads, the Ms, take turns running goroutines: an M runs one
-// until it blocks, yields or ends, then switches to the next, in user space
-// (a few nanoseconds, no kernel). A goroutine that blocks is parked: it
-// gives its M back, so 100,000 goroutines can wait on a channel with a
-// handful of threads.
-//
-// This is Go 1.0's scheduler: every runnable goroutine waits in one global
-// run queue (the GRQ), and every scheduling decision takes the one
-// scheduler lock (`sched_`, Go's sched.lock): spawning, readying, yielding,
-// parking, finding work. The lock counts its acquisitions, contended
-// acquisitions and waiting time, and the demo shows them grow with the
-// number of Ms: that is the problem stage 3 solves.
-//
-// Each M's own thread stack is its g0, the scheduler context: schedule()
-// runs there, and every switch goes g0 -> goroutine -> g0 (switch.h).
-//
-// Protocols
-// ---------
-// 1. go(f) (Go's newproc): take a dead G and its stack from the free list
-//    (or allocate both), prepare its context to start at f, then under the
-//    sched lock make it runnable, append it to the GRQ and wake an idle M.
-// 2. schedule (each M's loop on g0): under the sched lock, ready the
-//    goroutines whose timers expired, take the GRQ's head and mark it
-//    running; switch to it (gogo). When it switches back (mcall), do what
-//    it asked: park_m, gosched_m or goexit0. With nothing to run the M goes
-//    idle (mput) and sleeps on its note; the first idle M sleeps only until
-//    the earliest timer, to run it.
-// 3. Park and ready (common/scheduler.h): a goroutine that must wait puts
-//    its request on its M and switches to g0. park_m, on g0, marks it
-//    waiting under the sched lock and only then releases the object's lock:
-//    the goroutine's registers are saved by then, so a waker that readies it
-//    at once cannot resume it half-saved. (That lock is taken by the
-//    goroutine and released by g0, hence RuntimeLock, which has no owner.)
-//    ready: under the sched lock, waiting -> runnable, append to the GRQ,
-//    wake an idle M.
-// 4. Exit, as in stage 1: the moment main returns no goroutine may start;
-//    unstarted ones are dropped, parked ones are cancelled, unlinked and
-//    readied to unwind (gmp::Goexit); run() returns once all are dead.
-// 5. Deadlock (Go's checkdead): when the last running M goes idle, with no
-//    timer pending, no goroutine can ever run again: fatal error naming
-//    every waiting goroutine and its wait reason.
+/// \file
+/// Stage 2: goroutines as green threads, M OS threads, one global run queue.
+///
+/// ```unparsed
+/// Green threads on a global queue
+/// ===============================
+/// Stage 1 gave every running or blocked goroutine a whole OS thread. Here a
+/// goroutine becomes a user-space thread: its own small stack (stack.h,
+/// 64 KiB by default instead of 8 MiB) and its saved registers (context.h).
+/// `procs` OS threads, the Ms, take turns running goroutines: an M runs one
+/// until it blocks, yields or ends, then switches to the next, in user space
+/// (a few nanoseconds, no kernel). A goroutine that blocks is parked: it
+/// gives its M back, so 100,000 goroutines can wait on a channel with a
+/// handful of threads.
+///
+/// This is Go 1.0's scheduler: every runnable goroutine waits in one global
+/// run queue (the GRQ), and every scheduling decision takes the one
+/// scheduler lock (`sched_`, Go's sched.lock): spawning, readying, yielding,
+/// parking, finding work. The lock counts its acquisitions, contended
+/// acquisitions and waiting time, and the demo shows them grow with the
+/// number of Ms: that is the problem stage 3 solves.
+///
+/// Each M's own thread stack is its g0, the scheduler context: schedule()
+/// runs there, and every switch goes g0 -> goroutine -> g0 (switch.h).
+///
+/// Protocols
+/// ---------
+/// 1. go(f) (Go's newproc): take a dead G and its stack from the free list
+///    (or allocate both), prepare its context to start at f, then under the
+///    sched lock make it runnable, append it to the GRQ and wake an idle M.
+/// 2. schedule (each M's loop on g0): under the sched lock, ready the
+///    goroutines whose timers expired, take the GRQ's head and mark it
+///    running; switch to it (gogo). When it switches back (mcall), do what
+///    it asked: park_m, gosched_m or goexit0. With nothing to run the M goes
+///    idle (mput) and sleeps on its note; the first idle M sleeps only until
+///    the earliest timer, to run it.
+/// 3. Park and ready (common/scheduler.h): a goroutine that must wait puts
+///    its request on its M and switches to g0. park_m, on g0, marks it
+///    waiting under the sched lock and only then releases the object's lock:
+///    the goroutine's registers are saved by then, so a waker that readies it
+///    at once cannot resume it half-saved. (That lock is taken by the
+///    goroutine and released by g0, hence RuntimeLock, which has no owner.)
+///    ready: under the sched lock, waiting -> runnable, append to the GRQ,
+///    wake an idle M.
+/// 4. Exit, as in stage 1: the moment main returns no goroutine may start;
+///    unstarted ones are dropped, parked ones are cancelled, unlinked and
+///    readied to unwind (gmp::Goexit); run() returns once all are dead.
+/// 5. Deadlock (Go's checkdead): when the last running M goes idle, with no
+///    timer pending, no goroutine can ever run again: fatal error naming
+///    every waiting goroutine and its wait reason.
+/// ```
 #pragma once
 
 #include <atomic>

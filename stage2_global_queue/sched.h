@@ -1,4 +1,5 @@
-// Stage 2's park and ready (the Scheduler interface of common/scheduler.h).
+/// \file
+/// Stage 2's park and ready (the Scheduler interface of common/scheduler.h).
 #pragma once
 
 #include <cstdint>

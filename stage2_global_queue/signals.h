@@ -1,5 +1,6 @@
-// Stack overflow detection: a SIGSEGV handler that recognises a fault in the
-// guard below the running goroutine's stack (stack.h).
+/// \file
+/// Stack overflow detection: a SIGSEGV handler that recognises a fault in the
+/// guard below the running goroutine's stack (stack.h).
 #pragma once
 
 namespace gmp::stage2 {

@@ -1,22 +1,25 @@
-// Goroutine stacks: mmap'ed, with a guard region below each, pooled.
-//
-// A goroutine's stack is fixed-size (Go grows its stacks by copying them;
-// C++ frames cannot be moved, so the course cannot). Below each stack lies
-// a guard region that faults when touched, so that an overflow ends with
-// "goroutine N stack overflow" (signals.h) instead of silently overwriting
-// whatever lies below.
-//
-// The guard and vm.max_map_count
-// ------------------------------
-// The classic guard page is mprotect(PROT_NONE). It splits the mapping:
-// every stack then costs two kernel memory mappings (VMAs), and a process
-// may have vm.max_map_count of them (65530 by default), so about 32,000
-// goroutines at most. Linux 6.13 added "guard regions"
-// (madvise(MADV_GUARD_INSTALL)): they fault the same way but live in the
-// page tables, not in the VMA tree. So the pool maps stacks in slabs of
-// kStacksPerSlab and installs guard regions where the kernel has them
-// (one VMA per slab: 100,000 stacks take ~1,600 mappings), and falls back
-// to mprotect elsewhere, reporting the limit clearly when it is reached.
+/// \file
+/// Goroutine stacks: mmap'ed, with a guard region below each, pooled.
+///
+/// ```unparsed
+/// A goroutine's stack is fixed-size (Go grows its stacks by copying them;
+/// C++ frames cannot be moved, so the course cannot). Below each stack lies
+/// a guard region that faults when touched, so that an overflow ends with
+/// "goroutine N stack overflow" (signals.h) instead of silently overwriting
+/// whatever lies below.
+///
+/// The guard and vm.max_map_count
+/// ------------------------------
+/// The classic guard page is mprotect(PROT_NONE). It splits the mapping:
+/// every stack then costs two kernel memory mappings (VMAs), and a process
+/// may have vm.max_map_count of them (65530 by default), so about 32,000
+/// goroutines at most. Linux 6.13 added "guard regions"
+/// (madvise(MADV_GUARD_INSTALL)): they fault the same way but live in the
+/// page tables, not in the VMA tree. So the pool maps stacks in slabs of
+/// kStacksPerSlab and installs guard regions where the kernel has them
+/// (one VMA per slab: 100,000 stacks take ~1,600 mappings), and falls back
+/// to mprotect elsewhere, reporting the limit clearly when it is reached.
+/// ```
 #pragma once
 
 #include <cstddef>

@@ -1,10 +1,13 @@
-// Switching between an M's g0 and its goroutines, with the sanitizers told.
-//
-// Every switch in stage 2 goes through g0: g0 -> G (gogo) and G -> g0
-// (mcall). ThreadSanitizer and AddressSanitizer must be told about each
-// switch (a "fiber" switch to them), or they report races and stack errors
-// that do not exist; outside sanitizer builds these functions are just
-// gmp_context_switch.
+/// \file
+/// Switching between an M's g0 and its goroutines, with the sanitizers told.
+///
+/// ```unparsed
+/// Every switch in stage 2 goes through g0: g0 -> G (gogo) and G -> g0
+/// (mcall). ThreadSanitizer and AddressSanitizer must be told about each
+/// switch (a "fiber" switch to them), or they report races and stack errors
+/// that do not exist; outside sanitizer builds these functions are just
+/// gmp_context_switch.
+/// ```
 #pragma once
 
 #include <chrono>
@@ -47,6 +50,7 @@ void init_g0(MCore* m) noexcept;
 /// stack), and destroys it (only while another fiber runs: on g0). No-ops
 /// in other builds.
 void create_fiber(G* gp) noexcept;
+/// The other half of create_fiber: frees gp's sanitizer state (on g0).
 void destroy_fiber(G* gp) noexcept;
 
 }  // namespace gmp::stage2

@@ -1,4 +1,5 @@
-// Timers: the goroutines asleep in sleep_for, earliest first.
+/// \file
+/// Timers: the goroutines asleep in sleep_for, earliest first.
 #pragma once
 
 #include <algorithm>

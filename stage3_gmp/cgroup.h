@@ -1,6 +1,7 @@
-// Go 1.25's default GOMAXPROCS: the CPUs this process may use, capped by
-// its cgroup's CPU bandwidth limit (runtime/cgroup_linux.go and
-// internal/runtime/cgroup).
+/// \file
+/// Go 1.25's default GOMAXPROCS: the CPUs this process may use, capped by
+/// its cgroup's CPU bandwidth limit (runtime/cgroup_linux.go and
+/// internal/runtime/cgroup).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,5 @@
-// Stage 3's configuration: GOMAXPROCS as Go decides it, and tracing.
+/// \file
+/// Stage 3's configuration: GOMAXPROCS as Go decides it, and tracing.
 #pragma once
 
 #include <cstddef>

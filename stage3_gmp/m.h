@@ -1,4 +1,5 @@
-// M: an OS thread that runs goroutines while it holds a P (Go's m).
+/// \file
+/// M: an OS thread that runs goroutines while it holds a P (Go's m).
 #pragma once
 
 #include <atomic>

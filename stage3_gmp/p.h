@@ -1,5 +1,6 @@
-// P: a logical processor (Go's p, runtime2.go). An M must hold a P to run
-// goroutines; there are GOMAXPROCS of them.
+/// \file
+/// P: a logical processor (Go's p, runtime2.go). An M must hold a P to run
+/// goroutines; there are GOMAXPROCS of them.
 #pragma once
 
 #include <atomic>

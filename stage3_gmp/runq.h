@@ -1,25 +1,28 @@
-// The local run queue of a P: Go's p.runq, runqhead, runqtail and runnext,
-// with runqput, runqputslow, runqget, runqgrab and runqsteal (proc.go).
-//
-// A ring of Cap slots (256 in Go) that one thread fills and many empty:
-//
-//   - the owner (the M holding the P) puts at the tail and takes from the
-//     head, without a lock;
-//   - thieves (other Ms out of work) take half of it from the head, also
-//     without a lock;
-//   - head and tail only grow (uint32, wrapping), the slot of a position is
-//     position % Cap, so tail - head is the length even after wrap-around;
-//   - a consumer (owner or thief) reads the slots it wants, then claims
-//     them by moving head forward with a compare-and-swap; a consumer that
-//     loses the CAS read slots that were not its to take and just retries;
-//   - runnext holds the goroutine the owner readied last: it runs next and
-//     inherits the current time slice (a goroutine that readies another and
-//     blocks, as in a channel hand-off, gives it its turn at once).
-//
-// The roles are types, so the compiler checks who may call what:
-// LocalRunQueue::Owner for the owner's M only, LocalRunQueue::Stealer for
-// anyone. Cap is a template parameter so that tests can use a tiny queue
-// and reach the full and wrap-around cases quickly.
+/// \file
+/// The local run queue of a P: Go's p.runq, runqhead, runqtail and runnext,
+/// with runqput, runqputslow, runqget, runqgrab and runqsteal (proc.go).
+///
+/// ```unparsed
+/// A ring of Cap slots (256 in Go) that one thread fills and many empty:
+///
+///   - the owner (the M holding the P) puts at the tail and takes from the
+///     head, without a lock;
+///   - thieves (other Ms out of work) take half of it from the head, also
+///     without a lock;
+///   - head and tail only grow (uint32, wrapping), the slot of a position is
+///     position % Cap, so tail - head is the length even after wrap-around;
+///   - a consumer (owner or thief) reads the slots it wants, then claims
+///     them by moving head forward with a compare-and-swap; a consumer that
+///     loses the CAS read slots that were not its to take and just retries;
+///   - runnext holds the goroutine the owner readied last: it runs next and
+///     inherits the current time slice (a goroutine that readies another and
+///     blocks, as in a channel hand-off, gives it its turn at once).
+///
+/// The roles are types, so the compiler checks who may call what:
+/// LocalRunQueue::Owner for the owner's M only, LocalRunQueue::Stealer for
+/// anyone. Cap is a template parameter so that tests can use a tiny queue
+/// and reach the full and wrap-around cases quickly.
+/// ```
 #pragma once
 
 #include <array>

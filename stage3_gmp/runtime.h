@@ -1,59 +1,62 @@
-// Stage 3: the G-M-P scheduler (Go 1.1 onwards; proc.go).
-//
-// Ps, local queues and stealing
-// =============================
-// Stage 2 took one global lock for every scheduling decision. Stage 3 adds
-// the P, a logical processor: GOMAXPROCS of them, and an M must hold one to
-// run goroutines. Each P has its own run queue of 256 slots, which its M
-// uses without any lock (runq.h), and a runnext slot for the goroutine it
-// readied last. The global run queue (GRQ) and its lock remain, but only
-// for overflow, fairness and work that has no P: most decisions touch
-// nothing shared.
-//
-// Where runnable goroutines go (runqput):
-//   - a new goroutine (go) and a readied one (ready) go to the current P's
-//     runnext; the goroutine displaced from runnext goes to its queue;
-//   - a full queue moves its oldest half, plus the new one, to the GRQ in
-//     one batch (runqputslow);
-//   - yield() puts the goroutine at the local queue's tail (the notes'
-//     Gosched; Go's own Gosched uses the GRQ, Go's goyield the local queue);
-//   - the runnext goroutine inherits the current time slice.
-//
-// Where an M looks for work (findRunnable, the notes' order):
-//   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
-//      without it, two goroutines readying each other through runnext
-//      could keep the GRQ waiting forever);
-//   2. the local queue, runnext first;
-//   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
-//   4. (stage 4: the network poller);
-//   5. steal half of another P's queue: 4 rounds over all Ps in a random
-//      order, runnext taken only in the last round;
-//   6. nothing: give the P back and park the M.
-//
-// Spinning Ms and wakep (Go's "Worker thread parking/unparking")
-// ----------------------------------------------------------------
-// An M out of work that looks for some to steal is spinning. Submitting
-// work (go, ready) wakes an idle M only if there is an idle P and no M is
-// spinning (wakep): a spinning M will find the work. So that no work is
-// lost (a goroutine queued while every M parks), the two sides follow
-// Go's protocol:
-//   - submit: put the goroutine in a queue, then check nmspinning;
-//   - stop spinning: decrement nmspinning, then check every queue again,
-//     and go back to spinning if anything is there;
-// and a spinning M that finds work calls wakep, so that another M spins
-// for the work that may follow. At most half the busy Ps' worth of Ms spin
-// (2 * nmspinning < GOMAXPROCS - npidle).
-//
-// Stop the world (for a GOMAXPROCS change, and when main returns): the
-// caller raises gcwaiting; each M, at its next scheduling point, gives its
-// P up; idle Ps are taken at once; the caller sleeps until every P is
-// stopped, changes what it must, and starts the world again. A goroutine
-// that never reaches a scheduling point (a loop without calls to the
-// runtime) delays the stop: preemption (stage 5) cures that.
-//
-// Everything else is stage 2's, reused: the context switch, stacks, the
-// goroutine machinery (switch, signals, current M), park and ready through
-// common/, timers under the sched lock, exit when main returns, checkdead.
+/// \file
+/// Stage 3: the G-M-P scheduler (Go 1.1 onwards; proc.go).
+///
+/// ```unparsed
+/// Ps, local queues and stealing
+/// =============================
+/// Stage 2 took one global lock for every scheduling decision. Stage 3 adds
+/// the P, a logical processor: GOMAXPROCS of them, and an M must hold one to
+/// run goroutines. Each P has its own run queue of 256 slots, which its M
+/// uses without any lock (runq.h), and a runnext slot for the goroutine it
+/// readied last. The global run queue (GRQ) and its lock remain, but only
+/// for overflow, fairness and work that has no P: most decisions touch
+/// nothing shared.
+///
+/// Where runnable goroutines go (runqput):
+///   - a new goroutine (go) and a readied one (ready) go to the current P's
+///     runnext; the goroutine displaced from runnext goes to its queue;
+///   - a full queue moves its oldest half, plus the new one, to the GRQ in
+///     one batch (runqputslow);
+///   - yield() puts the goroutine at the local queue's tail (the notes'
+///     Gosched; Go's own Gosched uses the GRQ, Go's goyield the local queue);
+///   - the runnext goroutine inherits the current time slice.
+///
+/// Where an M looks for work (findRunnable, the notes' order):
+///   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
+///      without it, two goroutines readying each other through runnext
+///      could keep the GRQ waiting forever);
+///   2. the local queue, runnext first;
+///   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
+///   4. (stage 4: the network poller);
+///   5. steal half of another P's queue: 4 rounds over all Ps in a random
+///      order, runnext taken only in the last round;
+///   6. nothing: give the P back and park the M.
+///
+/// Spinning Ms and wakep (Go's "Worker thread parking/unparking")
+/// ----------------------------------------------------------------
+/// An M out of work that looks for some to steal is spinning. Submitting
+/// work (go, ready) wakes an idle M only if there is an idle P and no M is
+/// spinning (wakep): a spinning M will find the work. So that no work is
+/// lost (a goroutine queued while every M parks), the two sides follow
+/// Go's protocol:
+///   - submit: put the goroutine in a queue, then check nmspinning;
+///   - stop spinning: decrement nmspinning, then check every queue again,
+///     and go back to spinning if anything is there;
+/// and a spinning M that finds work calls wakep, so that another M spins
+/// for the work that may follow. At most half the busy Ps' worth of Ms spin
+/// (2 * nmspinning < GOMAXPROCS - npidle).
+///
+/// Stop the world (for a GOMAXPROCS change, and when main returns): the
+/// caller raises gcwaiting; each M, at its next scheduling point, gives its
+/// P up; idle Ps are taken at once; the caller sleeps until every P is
+/// stopped, changes what it must, and starts the world again. A goroutine
+/// that never reaches a scheduling point (a loop without calls to the
+/// runtime) delays the stop: preemption (stage 5) cures that.
+///
+/// Everything else is stage 2's, reused: the context switch, stacks, the
+/// goroutine machinery (switch, signals, current M), park and ready through
+/// common/, timers under the sched lock, exit when main returns, checkdead.
+/// ```
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,5 @@
-// Stage 3's park and ready (the Scheduler interface of common/scheduler.h).
+/// \file
+/// Stage 3's park and ready (the Scheduler interface of common/scheduler.h).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// TCP addresses of stage 4's net API: "host:port" parsed, resolved and
-// printed as Go prints them.
+/// \file
+/// TCP addresses of stage 4's net API: "host:port" parsed, resolved and
+/// printed as Go prints them.
 #pragma once
 
 #include <sys/socket.h>
@@ -36,8 +37,9 @@ std::vector<SockAddr> resolve(std::string_view address, bool passive);
 /// "127.0.0.1:5000" or "[::1]:5000".
 std::string to_string(const SockAddr& a);
 
-/// The local or the peer address of socket `fd`, printed; "" if unknown.
+/// The local address of socket `fd`, printed; "" if unknown.
 std::string local_address_of(int fd);
+/// The peer address of socket `fd`, printed; "" if unknown.
 std::string peer_address_of(int fd);
 
 }  // namespace gmp::stage4

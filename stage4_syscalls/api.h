@@ -1,6 +1,7 @@
-// Stage 4 as one type, for code written once for every stage (see
-// common/stage_api.h). The goroutine API is stage 3's, unchanged; only the
-// runtime (and its configuration and counters) is new.
+/// \file
+/// Stage 4 as one type, for code written once for every stage (see
+/// common/stage_api.h). The goroutine API is stage 3's, unchanged; only the
+/// runtime (and its configuration and counters) is new.
 #pragma once
 
 #include <string_view>

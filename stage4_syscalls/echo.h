@@ -1,6 +1,7 @@
-// Echo servers and their client load, shared by the stage 4 demo and the
-// benchmarks: stage 4's goroutine per connection on the netpoller, and
-// stage 1's thread per connection on blocking sockets.
+/// \file
+/// Echo servers and their client load, shared by the stage 4 demo and the
+/// benchmarks: stage 4's goroutine per connection on the netpoller, and
+/// stage 1's thread per connection on blocking sockets.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +9,9 @@
 
 namespace gmp::stage4::echo {
 
-/// Round trips per connection, and bytes per message.
+/// Round trips per connection.
 inline constexpr int kRoundTrips = 10;
-inline constexpr std::size_t kMsg = 64;
+inline constexpr std::size_t kMsg = 64;  ///< bytes per message
 
 /// What one run of the client load measured.
 struct Load {

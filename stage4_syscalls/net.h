@@ -1,10 +1,13 @@
-// The goroutine-facing network API of stage 4 (a small part of Go's net
-// package): TCP over IPv4 and IPv6, and pipes, on non-blocking descriptors
-// that park the calling goroutine instead of blocking its M.
-//
-// Errors are gmp::stage4::NetError, a std::system_error whose message reads
-// as Go's: "read tcp 127.0.0.1:40112->127.0.0.1:5000: connection reset by
-// peer". End of file is not an error: read() returns 0.
+/// \file
+/// The goroutine-facing network API of stage 4 (a small part of Go's net
+/// package): TCP over IPv4 and IPv6, and pipes, on non-blocking descriptors
+/// that park the calling goroutine instead of blocking its M.
+///
+/// ```unparsed
+/// Errors are gmp::stage4::NetError, a std::system_error whose message reads
+/// as Go's: "read tcp 127.0.0.1:40112->127.0.0.1:5000: connection reset by
+/// peer". End of file is not an error: read() returns 0.
+/// ```
 #pragma once
 
 #include <cerrno>

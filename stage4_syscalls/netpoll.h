@@ -1,4 +1,5 @@
-// The network poller over epoll (Go's netpoll.go and netpoll_epoll.go).
+/// \file
+/// The network poller over epoll (Go's netpoll.go and netpoll_epoll.go).
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,6 @@
-// PollDesc: what the runtime knows of one file descriptor it polls (Go's
-// pollDesc, netpoll.go).
+/// \file
+/// PollDesc: what the runtime knows of one file descriptor it polls (Go's
+/// pollDesc, netpoll.go).
 #pragma once
 
 #include <chrono>

@@ -1,54 +1,57 @@
-// Stage 4: the network poller and blocking system calls (Go 1.1's netpoller,
-// and entersyscall / exitsyscall; proc.go, netpoll.go, netpoll_epoll.go).
-//
-// What a goroutine waits for outside the runtime
-// ================================================
-// Stage 3's goroutines block only on each other (channels, mutexes, wait
-// groups) and on timers; all of that parks the goroutine and frees its M.
-// A goroutine that calls read() on a socket instead blocks its M in the
-// kernel, and with the M its P: with GOMAXPROCS = 2, two goroutines waiting
-// for their clients stop the whole program. Stage 4 gives the two answers
-// of the notes and of Go.
-//
-// 1. The network poller (netpoll.h): sockets and pipes are non-blocking,
-//    and registered once with epoll, edge-triggered. A goroutine whose
-//    read() or write() would block (EAGAIN) parks on the descriptor's
-//    PollDesc; when epoll reports the descriptor, the poller hands the
-//    goroutine back to the scheduler. The M never blocks: it runs others.
-//    Who asks epoll:
-//      - findRunnable, step 4 of the notes' order (after the local queue
-//        and the GRQ, before stealing): a non-blocking poll. The first
-//        goroutine it returns runs now, the rest are injected: one per
-//        idle P on the GRQ with an M started for each, the others on this
-//        P's queue (Go's injectglist);
-//      - the idle M on duty (stage 3's timer M): instead of sleeping until
-//        the next timer, it blocks in epoll_wait until the next timer or
-//        I/O deadline. Only that one M blocks in epoll; anyone who needs it
-//        back (a new, earlier timer, work for it) interrupts the wait
-//        through an eventfd (Go's netpollBreak).
-//    Deadlines (Conn::set_deadline) are timers of the poller: when one
-//    passes, the goroutines waiting in that direction wake and fail with
-//    "i/o timeout".
-//
-// 2. Blocking system calls (blocking(f), syscall.cc): for what has no
-//    poller (files, sleep-like calls, DNS), the goroutine tells the runtime
-//    before it enters the kernel. In this stage the P is handed off at
-//    once (Go's entersyscallblock and handoffp): the M keeps only the
-//    goroutine; its P goes to another M if it has work (an idle M, or a
-//    new one: the M pool grows), else to the idle list. On return
-//    (exitsyscall), the three steps of the notes:
-//      a. take the old P back if it is idle (it still has this goroutine's
-//         cache lines and its queue);
-//      b. else any idle P;
-//      c. else put the goroutine on the GRQ and park the M (exitsyscall0).
-//    Ms blocked in calls count as threads: Config::max_threads bounds them
-//    (Go's SetMaxThreads, 10000), and going past it is fatal, as in Go.
-//    Stage 5 makes the hand-off lazy: sysmon takes the P only from calls
-//    that last, and a quick call keeps its P.
-//
-// Everything else is stage 3's scheduler, reused through its extension
-// points (stage3_gmp/runtime.h: poll_network, idle_duty_wanted, idle_wait,
-// wake_m, other_mcall).
+/// \file
+/// Stage 4: the network poller and blocking system calls (Go 1.1's netpoller,
+/// and entersyscall / exitsyscall; proc.go, netpoll.go, netpoll_epoll.go).
+///
+/// ```unparsed
+/// What a goroutine waits for outside the runtime
+/// ================================================
+/// Stage 3's goroutines block only on each other (channels, mutexes, wait
+/// groups) and on timers; all of that parks the goroutine and frees its M.
+/// A goroutine that calls read() on a socket instead blocks its M in the
+/// kernel, and with the M its P: with GOMAXPROCS = 2, two goroutines waiting
+/// for their clients stop the whole program. Stage 4 gives the two answers
+/// of the notes and of Go.
+///
+/// 1. The network poller (netpoll.h): sockets and pipes are non-blocking,
+///    and registered once with epoll, edge-triggered. A goroutine whose
+///    read() or write() would block (EAGAIN) parks on the descriptor's
+///    PollDesc; when epoll reports the descriptor, the poller hands the
+///    goroutine back to the scheduler. The M never blocks: it runs others.
+///    Who asks epoll:
+///      - findRunnable, step 4 of the notes' order (after the local queue
+///        and the GRQ, before stealing): a non-blocking poll. The first
+///        goroutine it returns runs now, the rest are injected: one per
+///        idle P on the GRQ with an M started for each, the others on this
+///        P's queue (Go's injectglist);
+///      - the idle M on duty (stage 3's timer M): instead of sleeping until
+///        the next timer, it blocks in epoll_wait until the next timer or
+///        I/O deadline. Only that one M blocks in epoll; anyone who needs it
+///        back (a new, earlier timer, work for it) interrupts the wait
+///        through an eventfd (Go's netpollBreak).
+///    Deadlines (Conn::set_deadline) are timers of the poller: when one
+///    passes, the goroutines waiting in that direction wake and fail with
+///    "i/o timeout".
+///
+/// 2. Blocking system calls (blocking(f), syscall.cc): for what has no
+///    poller (files, sleep-like calls, DNS), the goroutine tells the runtime
+///    before it enters the kernel. In this stage the P is handed off at
+///    once (Go's entersyscallblock and handoffp): the M keeps only the
+///    goroutine; its P goes to another M if it has work (an idle M, or a
+///    new one: the M pool grows), else to the idle list. On return
+///    (exitsyscall), the three steps of the notes:
+///      a. take the old P back if it is idle (it still has this goroutine's
+///         cache lines and its queue);
+///      b. else any idle P;
+///      c. else put the goroutine on the GRQ and park the M (exitsyscall0).
+///    Ms blocked in calls count as threads: Config::max_threads bounds them
+///    (Go's SetMaxThreads, 10000), and going past it is fatal, as in Go.
+///    Stage 5 makes the hand-off lazy: sysmon takes the P only from calls
+///    that last, and a quick call keeps its P.
+///
+/// Everything else is stage 3's scheduler, reused through its extension
+/// points (stage3_gmp/runtime.h: poll_network, idle_duty_wanted, idle_wait,
+/// wake_m, other_mcall).
+/// ```
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,5 @@
-// The Config stage 4's tests start from.
+/// \file
+/// The Config stage 4's tests start from.
 #pragma once
 
 #include "stage4_syscalls/runtime.h"

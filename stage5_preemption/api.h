@@ -1,5 +1,6 @@
-// Stage 5 as one type, for code written once for every stage (see
-// common/stage_api.h). The goroutine API is stage 3's, unchanged.
+/// \file
+/// Stage 5 as one type, for code written once for every stage (see
+/// common/stage_api.h). The goroutine API is stage 3's, unchanged.
 #pragma once
 
 #include <string_view>

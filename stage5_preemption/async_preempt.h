@@ -1,32 +1,35 @@
-// Stage 5: asynchronous preemption (Go 1.14's preemptM, sighandler's
-// doSigPreempt, isAsyncSafePoint, asyncPreempt; signal_unix.go,
-// preempt.go).
-//
-// Cooperative preemption waits for a function call. A loop without one
-// never yields. Go 1.14's answer, and this file's: sysmon sends the M a
-// signal, SIGURG (one that programs rarely use, and whose default action
-// is to do nothing). The handler, on the M's signal stack:
-//   1. never schedules: a signal can arrive anywhere, in malloc, holding a
-//      lock, in the middle of the scheduler itself;
-//   2. decides whether the interrupted point is safe (check_safe_point):
-//      the M runs a goroutine on its own stack, whose P has a request
-//      pending, that holds no runtime lock (RuntimeLock's per-thread
-//      count, Go's m.locks), at a PC inside the user's code (user_code.h:
-//      not the runtime, not the C++ library, not libc), with room on its
-//      stack. Otherwise it declines: sysmon sends the signal again on its
-//      next round, as Go does, and the goroutine will be elsewhere;
-//   3. if safe, rewrites the interrupted context so that the goroutine
-//      "calls" gmp_async_preempt (preempt_x86_64.S) when the handler
-//      returns: past the red zone it pushes the interrupted PC, and sets
-//      the PC to the trampoline. The trampoline saves every register, the
-//      flags and the vector state, and calls gmp_async_preempt2, which
-//      yields as a cooperative preemption does (the goroutine goes to the
-//      GRQ). When the goroutine runs again, perhaps on another M, the
-//      trampoline restores everything and returns to the interrupted
-//      instruction.
-// x86-64 only; not under ThreadSanitizer, which runs signal handlers only
-// at its own interception points, with a copy of the context: a rewrite
-// would be lost (stage 5 is cooperative there).
+/// \file
+/// Stage 5: asynchronous preemption (Go 1.14's preemptM, sighandler's
+/// doSigPreempt, isAsyncSafePoint, asyncPreempt; signal_unix.go,
+/// preempt.go).
+///
+/// ```unparsed
+/// Cooperative preemption waits for a function call. A loop without one
+/// never yields. Go 1.14's answer, and this file's: sysmon sends the M a
+/// signal, SIGURG (one that programs rarely use, and whose default action
+/// is to do nothing). The handler, on the M's signal stack:
+///   1. never schedules: a signal can arrive anywhere, in malloc, holding a
+///      lock, in the middle of the scheduler itself;
+///   2. decides whether the interrupted point is safe (check_safe_point):
+///      the M runs a goroutine on its own stack, whose P has a request
+///      pending, that holds no runtime lock (RuntimeLock's per-thread
+///      count, Go's m.locks), at a PC inside the user's code (user_code.h:
+///      not the runtime, not the C++ library, not libc), with room on its
+///      stack. Otherwise it declines: sysmon sends the signal again on its
+///      next round, as Go does, and the goroutine will be elsewhere;
+///   3. if safe, rewrites the interrupted context so that the goroutine
+///      "calls" gmp_async_preempt (preempt_x86_64.S) when the handler
+///      returns: past the red zone it pushes the interrupted PC, and sets
+///      the PC to the trampoline. The trampoline saves every register, the
+///      flags and the vector state, and calls gmp_async_preempt2, which
+///      yields as a cooperative preemption does (the goroutine goes to the
+///      GRQ). When the goroutine runs again, perhaps on another M, the
+///      trampoline restores everything and returns to the interrupted
+///      instruction.
+/// x86-64 only; not under ThreadSanitizer, which runs signal handlers only
+/// at its own interception points, with a copy of the context: a rewrite
+/// would be lost (stage 5 is cooperative there).
+/// ```
 #pragma once
 
 #include <signal.h>

@@ -1,8 +1,9 @@
-// Stage 5's preemption latency workload, shared by the demo and the
-// benchmarks: how long a 1 ms sleep_for waits behind a 100 ms loop on 1 P.
-// Compiled with -finstrument-functions (BUILD): its loop is user code,
-// which asynchronous preemption may stop, and with calls it has safe points
-// for cooperative preemption.
+/// \file
+/// Stage 5's preemption latency workload, shared by the demo and the
+/// benchmarks: how long a 1 ms sleep_for waits behind a 100 ms loop on 1 P.
+/// Compiled with -finstrument-functions (BUILD): its loop is user code,
+/// which asynchronous preemption may stop, and with calls it has safe points
+/// for cooperative preemption.
 #pragma once
 
 #include <chrono>

@@ -1,48 +1,51 @@
-// Stage 5: sysmon and preemption (Go's sysmon, retake, preemptone; proc.go).
-//
-// The monitor that needs no P
-// ===========================
-// Stages 3 and 4 only schedule when a goroutine calls into the runtime. A
-// goroutine that computes for a second keeps its P for a second: the
-// goroutines queued behind it, a sleeper whose time has come, a stop of
-// the world, all wait. Go's answer (1.2 onwards) is sysmon: one more OS
-// thread, which never holds a P and so is never stuck behind a goroutine.
-// It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms (but at most
-// a tenth of a time slice while goroutines run), and each time it wakes:
-//   - it polls the network if nobody has for 10 ms, and queues what it
-//     found (an idle P's M runs it, or a busy M at its next look at the
-//     GRQ);
-//   - it retakes Ps left in system calls (syscall.cc): entering a call
-//     only marks the P kSyscall, a quick return takes it back with one
-//     compare-exchange, and a P whose syscalltick has not moved for a
-//     whole round is handed off as stage 4 did on every call (Go's lazy
-//     entersyscall / exitsyscallfast);
-//   - it compares each running P's schedtick with the snapshot it took
-//     last time (Go's sysmontick): a P whose tick has not moved for
-//     Config::time_slice (10 ms, Go's forcePreemptNS) has run one
-//     goroutine that long, and sysmon asks it to yield (P::preempt; Go's
-//     preemptone). Goroutines that ready each other through runnext share
-//     one slice: execute() ticks only for a non-inherited run;
-//   - optionally, it reports stalls (stall.cc).
-//
-// Cooperative preemption (Go before 1.14): the request is honoured at the
-// goroutine's next safe point. Go's compiler put a check in every function
-// prologue (the stack-bound check, whose bound sysmon poisoned); the course
-// gets the same from GCC's -finstrument-functions on the user's code: every
-// instrumented function starts with a call to __cyg_profile_func_enter,
-// which checks the P's flag (preempt.cc). A preempted goroutine goes to the
-// GRQ, as the notes say (Go's gopreempt_m), and the P runs another.
-// Exactly as in Go 1.13, a loop without function calls is never preempted:
-// the notes' example (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main
-// sleeping 5 ms) hangs, which the demo shows with a timeout.
-//
-// Asynchronous preemption (Go 1.14 onwards, the default here on x86-64):
-// with the request, sysmon sends the P's M a signal, SIGURG; the handler
-// stops the goroutine wherever that is safe, through a trampoline that
-// saves every register (async_preempt.h). It retries on every round until
-// the slice ends.
-//
-// Everything else is stage 4's (and through it stage 3's), reused.
+/// \file
+/// Stage 5: sysmon and preemption (Go's sysmon, retake, preemptone; proc.go).
+///
+/// ```unparsed
+/// The monitor that needs no P
+/// ===========================
+/// Stages 3 and 4 only schedule when a goroutine calls into the runtime. A
+/// goroutine that computes for a second keeps its P for a second: the
+/// goroutines queued behind it, a sleeper whose time has come, a stop of
+/// the world, all wait. Go's answer (1.2 onwards) is sysmon: one more OS
+/// thread, which never holds a P and so is never stuck behind a goroutine.
+/// It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms (but at most
+/// a tenth of a time slice while goroutines run), and each time it wakes:
+///   - it polls the network if nobody has for 10 ms, and queues what it
+///     found (an idle P's M runs it, or a busy M at its next look at the
+///     GRQ);
+///   - it retakes Ps left in system calls (syscall.cc): entering a call
+///     only marks the P kSyscall, a quick return takes it back with one
+///     compare-exchange, and a P whose syscalltick has not moved for a
+///     whole round is handed off as stage 4 did on every call (Go's lazy
+///     entersyscall / exitsyscallfast);
+///   - it compares each running P's schedtick with the snapshot it took
+///     last time (Go's sysmontick): a P whose tick has not moved for
+///     Config::time_slice (10 ms, Go's forcePreemptNS) has run one
+///     goroutine that long, and sysmon asks it to yield (P::preempt; Go's
+///     preemptone). Goroutines that ready each other through runnext share
+///     one slice: execute() ticks only for a non-inherited run;
+///   - optionally, it reports stalls (stall.cc).
+///
+/// Cooperative preemption (Go before 1.14): the request is honoured at the
+/// goroutine's next safe point. Go's compiler put a check in every function
+/// prologue (the stack-bound check, whose bound sysmon poisoned); the course
+/// gets the same from GCC's -finstrument-functions on the user's code: every
+/// instrumented function starts with a call to __cyg_profile_func_enter,
+/// which checks the P's flag (preempt.cc). A preempted goroutine goes to the
+/// GRQ, as the notes say (Go's gopreempt_m), and the P runs another.
+/// Exactly as in Go 1.13, a loop without function calls is never preempted:
+/// the notes' example (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main
+/// sleeping 5 ms) hangs, which the demo shows with a timeout.
+///
+/// Asynchronous preemption (Go 1.14 onwards, the default here on x86-64):
+/// with the request, sysmon sends the P's M a signal, SIGURG; the handler
+/// stops the goroutine wherever that is safe, through a trampoline that
+/// saves every register (async_preempt.h). It retries on every round until
+/// the slice ends.
+///
+/// Everything else is stage 4's (and through it stage 3's), reused.
+/// ```
 #pragma once
 
 #include <atomic>

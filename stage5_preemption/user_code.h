@@ -1,16 +1,19 @@
-// Stage 5: which program counters belong to the user's code (Go's findfunc
-// and its function table, as isAsyncSafePoint uses them).
-//
-// Go's linker writes a table of every function's PC range, and the
-// compiler marks which PCs are unsafe; the signal handler looks the
-// interrupted PC up there. The course builds the same table once, at the
-// first asynchronous runtime, from the program's own ELF symbol table: every
-// function of the executable with its address range, kept if its code calls
-// __cyg_profile_func_enter, that is if it was compiled with
-// -finstrument-functions (stage 5's PREEMPTIBLE_COPTS: the user's code, and
-// what the compiler inlined into it). The runtime, the course's headers,
-// the C++ library and libc are not instrumented, or live in other objects:
-// a PC there is never a safe point.
+/// \file
+/// Stage 5: which program counters belong to the user's code (Go's findfunc
+/// and its function table, as isAsyncSafePoint uses them).
+///
+/// ```unparsed
+/// Go's linker writes a table of every function's PC range, and the
+/// compiler marks which PCs are unsafe; the signal handler looks the
+/// interrupted PC up there. The course builds the same table once, at the
+/// first asynchronous runtime, from the program's own ELF symbol table: every
+/// function of the executable with its address range, kept if its code calls
+/// __cyg_profile_func_enter, that is if it was compiled with
+/// -finstrument-functions (stage 5's PREEMPTIBLE_COPTS: the user's code, and
+/// what the compiler inlined into it). The runtime, the course's headers,
+/// the C++ library and libc are not instrumented, or live in other objects:
+/// a PC there is never a safe point.
+/// ```
 #pragma once
 
 #include <cstddef>
