@@ -96,7 +96,8 @@ Conn dial_one(Runtime& rt, const SockAddr& a, std::string_view address);
 
 Conn& Conn::operator=(Conn&& other) noexcept {
   if (this != &other) {
-    this->~Conn();
+    release_descriptor(poller_.get(), pd_);  // what ~Conn() does; the
+    // members stay alive (calling the destructor here would end them)
     poller_ = std::move(other.poller_);
     pd_ = std::exchange(other.pd_, nullptr);
     net_ = std::move(other.net_);
@@ -194,7 +195,8 @@ void Conn::set_write_deadline(Clock::time_point t) {
 
 Listener& Listener::operator=(Listener&& other) noexcept {
   if (this != &other) {
-    this->~Listener();
+    release_descriptor(poller_.get(), pd_);  // what ~Listener() does; the
+    // members stay alive (calling the destructor here would end them)
     poller_ = std::move(other.poller_);
     pd_ = std::exchange(other.pd_, nullptr);
     net_ = std::move(other.net_);

@@ -82,8 +82,9 @@ class Conn {
   /// As set_deadline, for writes only.
   void set_write_deadline(Clock::time_point t);
 
-  /// Half-close: no more writes (the peer reads end of file). TCP only;
-  /// NetError once closed, or once the write deadline has passed.
+  /// Half-close: no more writes (the peer reads end of file). TCP only:
+  /// gmp::UsageError on a pipe (close its write end instead); NetError once
+  /// closed, or once the write deadline has passed.
   void close_write();
 
   /// "127.0.0.1:5000", "[::1]:5000", or "pipe".

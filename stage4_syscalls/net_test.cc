@@ -236,6 +236,41 @@ TEST(NetTest, CloseWhileAnotherGoroutineWaitsWakesItAndLeaksNothing) {
   EXPECT_EQ(open_fds(), fds_before + 2);
 }
 
+// Move assignment over an open Conn closes the old descriptor (its peer
+// sees end of file) and takes the other one whole: its addresses, and a
+// descriptor that still works. The moved-from Conn is empty.
+TEST(NetTest, MoveAssignmentClosesTheOldConnAndKeepsTheNewOne) {
+  const int fds_before = open_fds();
+  {
+    Runtime rt(procs(2));
+    rt.run([&] {
+      Listener l = listen("127.0.0.1:0");
+      Conn a = dial(l.address());
+      Conn a_peer = l.accept();
+      Conn b = dial(l.address());
+      Conn b_peer = l.accept();
+      const std::string b_local = b.local_address();
+      a = std::move(b);
+      EXPECT_FALSE(b.valid());
+      EXPECT_TRUE(a.valid());
+      EXPECT_EQ(a.local_address(), b_local);
+      char c;
+      EXPECT_EQ(a_peer.read(&c, 1), 0u);  // the old descriptor was closed
+      a.write("y");
+      EXPECT_EQ(read_n(b_peer, 1), "y");
+      Listener l2 = listen("127.0.0.1:0");
+      const int port2 = l2.port();
+      l = std::move(l2);  // the same for a Listener
+      EXPECT_EQ(l.port(), port2);
+      Conn d = dial(l.address());
+      Conn d_peer = l.accept();
+      d.write("z");
+      EXPECT_EQ(read_n(d_peer, 1), "z");
+    });
+  }  // the runtime's own descriptors (epoll, eventfd) go with it
+  EXPECT_EQ(open_fds(), fds_before);  // nothing leaked, nothing closed twice
+}
+
 TEST(NetTest, EndOfFileResetAndBrokenPipe) {
   Runtime rt(procs(2));
   std::size_t eof = 99;

@@ -63,7 +63,7 @@ class Netpoller {
 
   /// Parks the calling goroutine until pd's `mode` is ready, pd closes or
   /// the deadline passes (Go's netpollblock). Consumes a ready token
-  /// without parking. `ready` makes woken goroutines runnable. Goroutine
+  /// without parking. The host makes woken goroutines runnable. Goroutine
   /// only (the caller checked); throws gmp::Goexit if main returned.
   Wake wait(PollDesc* pd, PollMode mode);
 

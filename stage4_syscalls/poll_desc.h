@@ -35,7 +35,7 @@ enum class PollMode : std::uint8_t { kRead, kWrite };
 struct PollDesc {
   using Clock = std::chrono::steady_clock;  ///< the deadlines' clock
 
-  RuntimeLock lock;  ///< protects every field below
+  RuntimeLock lock;  ///< protects every field below but `link`
 
   int fd = -1;             ///< the descriptor; -1 once destroyed
   bool closing = false;    ///< close() began: waits fail, new ones too
@@ -50,9 +50,9 @@ struct PollDesc {
   /// Deadlines (Go's rd, wd): time_point::max() for none.
   Clock::time_point rd = Clock::time_point::max();
   Clock::time_point wd = Clock::time_point::max();  ///< write deadline
-  /// Bumped by every change of the direction's deadline and by reuse: a
-  /// deadline timer carries the seq it was armed with, and fires only if it
-  /// still matches (Go's rseq, wseq).
+  /// Bumped by every change of the direction's deadline, by close and by
+  /// reuse: a deadline timer carries the seq it was armed with, and fires
+  /// only if it still matches (Go's rseq, wseq).
   std::uint64_t rseq = 0;
   std::uint64_t wseq = 0;  ///< the write side's sequence
   bool rtimer = false;  ///< a read deadline timer for (rd, rseq) is armed

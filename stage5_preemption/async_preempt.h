@@ -54,7 +54,7 @@ inline constexpr int kPreemptSignal = SIGURG;
 /// Why an interrupted point is, or is not, a safe point.
 enum class SafePoint : std::uint8_t {
   kSafe,
-  kNoRequest,     ///< no goroutine, no P, or no request pending
+  kNoRequest,     ///< no goroutine, no P, no request, or not running
   kNotOnGStack,   ///< on g0 or another stack: the runtime is running
   kLocksHeld,     ///< a runtime lock is held
   kNotUserCode,   ///< the runtime, the C++ library, libc...

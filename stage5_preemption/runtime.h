@@ -123,7 +123,9 @@ struct Stats : stage4::Stats {
 /// A stage 5 runtime: stage 4's, watched by sysmon.
 class Runtime : public stage4::Runtime {
  public:
-  /// As stage 4's; gmp::ConfigError also for a time_slice out of range.
+  /// As stage 4's; gmp::ConfigError also for a time_slice out of range
+  /// (100 us to 10 s), a stall_threshold below 1 ms (0 is off), or kAsync
+  /// where this build or CPU cannot preempt asynchronously.
   explicit Runtime(Config config = {});
   ~Runtime() override;
 
