@@ -26,7 +26,8 @@
 namespace gmp {
 
 /// A Go panic raised by the runtime for a misuse of a Go object, with Go's
-/// message (e.g. "close of closed channel"). The object is left unchanged.
+/// message (for example "close of closed channel"). The object is left
+/// unchanged.
 class Panic : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -20,7 +20,7 @@ enum class WaitReason : std::uint8_t {
   kIOWait,             ///< Go's waitReasonIOWait: on the network poller
 };
 
-/// Go's text for `r` (waitReasonStrings), e.g. "chan receive".
+/// Go's text for `r` (waitReasonStrings), for example "chan receive".
 std::string_view to_string(WaitReason r) noexcept;
 
 }  // namespace gmp

@@ -40,7 +40,8 @@ struct MCore {
   G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
 
   MCall call = MCall::kNone;  ///< the request of the last switch to g0
-  // Arguments of a kPark request (Go's m.waitunlockf and friends):
+  // Arguments of a kPark request (Go's m.waitunlockf and friends), then
+  // of a kGoexit one:
   Sudog<G*>* park_sudog = nullptr;     ///< the sudog to park with
   RuntimeLock* park_unlock = nullptr;  ///< object lock park_m releases
   WaitReason park_reason = WaitReason::kNone;  ///< the park's wait reason
