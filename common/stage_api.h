@@ -14,6 +14,8 @@
 #include <string_view>
 #include <utility>
 
+/// The course: what every stage shares (common/) is in `gmp` itself; each
+/// stage is a namespace of its own (gmp::stage1 ... gmp::stage5).
 namespace gmp {
 
 /// The members every stage's Api type has: its runtime, configuration and

@@ -64,6 +64,8 @@
 #include "stage1_threadpool/config.h"
 #include "stage1_threadpool/sched.h"
 
+/// Stage 1: goroutines as tasks on a fixed pool of OS threads
+/// (stage1_threadpool/).
 namespace gmp::stage1 {
 
 /// A Go channel whose blocked goroutines block their worker threads.
@@ -119,8 +121,12 @@ class Runtime {
 
  private:
   friend struct Sched;
+  // Hidden from Doxygen, which would merge a friend with every
+  // stage's free function of the same name (documented below).
+  /// \cond
   friend void go(std::function<void()> fn);
   friend void sleep_for(std::chrono::nanoseconds d);
+  /// \endcond
 
   /// Where the runtime is in run().
   enum class State { kStopped, kStarting, kRunning, kExiting, kStopping };

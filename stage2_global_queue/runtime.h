@@ -71,6 +71,8 @@
 #include "stage2_global_queue/stack.h"
 #include "stage2_global_queue/timers.h"
 
+/// Stage 2: green threads on M OS threads, one global run queue
+/// (stage2_global_queue/); its goroutine machinery is reused by stages 3-5.
 namespace gmp::stage2 {
 
 /// A Go channel whose blocked goroutines park, freeing their M.
@@ -130,10 +132,14 @@ class Runtime {
 
  private:
   friend struct Sched;
+  // Hidden from Doxygen, which would merge a friend with every
+  // stage's free function of the same name (documented below).
+  /// \cond
   friend void go(std::function<void()> fn);
   friend void yield();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend void goroutine_entry(void* arg) noexcept;
+  /// \endcond
 
   // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
   G* newproc(std::function<void()> fn, bool is_main);

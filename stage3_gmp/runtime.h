@@ -84,6 +84,8 @@
 #include "stage3_gmp/p.h"
 #include "stage3_gmp/sched.h"
 
+/// Stage 3: Ps with lock-free local run queues, runnext, stealing and
+/// spinning Ms (stage3_gmp/).
 namespace gmp::stage3 {
 
 using stage2::G;
@@ -181,11 +183,15 @@ class Runtime {
   virtual void other_mcall(M* m, G* gp);
 
   friend struct Sched;
+  // Hidden from Doxygen, which would merge a friend with every
+  // stage's free function of the same name (documented below).
+  /// \cond
   friend void go(std::function<void()> fn);
   friend void yield();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend int gomaxprocs(int n);
   friend void goroutine_entry(void* arg) noexcept;
+  /// \endcond
 
   // proc.cc: goroutines and run queues.
   /// Go's newproc. pp is the caller's P, or null for main (made from run()'s

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+/// The echo workload shared by stage 4's demo and the benchmarks.
 namespace gmp::stage4::echo {
 
 /// Round trips per connection.

@@ -64,6 +64,8 @@
 #include "stage3_gmp/runtime.h"
 #include "stage4_syscalls/netpoll.h"
 
+/// Stage 4: the epoll network poller and the syscall hand-off
+/// (stage4_syscalls/).
 namespace gmp::stage4 {
 
 using stage2::G;

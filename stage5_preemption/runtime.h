@@ -63,6 +63,8 @@
 #include "stage4_syscalls/runtime.h"
 #include "stage5_preemption/async_preempt.h"
 
+/// Stage 5: sysmon, the lazy syscall hand-off, and cooperative then
+/// signal-based preemption (stage5_preemption/).
 namespace gmp::stage5 {
 
 using stage4::blocking;

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
+/// Where the user's (preemptible) code lies: the table the signal
+/// handler's safe-point check reads.
 namespace gmp::stage5::user_code {
 
 /// Builds the table (once per process; later calls return at once).

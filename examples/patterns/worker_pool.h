@@ -27,6 +27,7 @@
 
 #include "common/stage_api.h"
 
+/// The notes' practical patterns on the course API (examples/patterns/).
 namespace gmp::patterns {
 
 /// Runs `process` on every item with `workers` goroutines and returns the
