@@ -41,10 +41,10 @@ std::string id_or_nil(long long id) {
 }  // namespace
 
 std::string Runtime::schedtrace(bool detailed) const {
+  std::lock_guard lk(sched_);  // before started_at_: run() writes it under it
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - started_at_)
                 .count();
-  std::lock_guard lk(sched_);
   int procs = gomaxprocs_.load(std::memory_order_relaxed);
   std::string out = "SCHED " + std::to_string(ms) +
                     "ms: gomaxprocs=" + std::to_string(procs) +
