@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/errors.h"
+#include "trace/tracer.h"
 
 namespace gmp::stage2 {
 
@@ -17,6 +18,17 @@ void Config::validate() const {
                       " (the number of Ms running goroutines)");
   }
   check_stack_size(stack_size, "stage2::Config.stack_size");
+  if (trace) trace::check_trace_path(*trace, "stage2::Config.trace");
+}
+
+Config Config::resolve(const char* gmp_trace_env) const {
+  Config c = *this;
+  if (!c.trace) {
+    c.trace = gmp_trace_env != nullptr ? gmp_trace_env : "";
+    trace::check_trace_path(*c.trace, "GMP_TRACE (from the environment)");
+  }
+  c.validate();
+  return c;
 }
 
 void check_stack_size(std::size_t stack_size, const char* field) {

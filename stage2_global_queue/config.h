@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 
 namespace gmp::stage2 {
 
@@ -33,9 +35,20 @@ struct Config {
   /// multiple of the page size in [kMinStackSize, kMaxStackSize].
   std::size_t stack_size = kDefaultStackSize;
 
+  /// The execution trace's file (trace/tracer.h): each run() writes its
+  /// Chrome Trace Event JSON there when it ends; "" turns tracing off. A
+  /// "%r" in it becomes the run's number in the process, so that runs do
+  /// not overwrite each other. Unset: the GMP_TRACE environment variable,
+  /// else off.
+  std::optional<std::string> trace = std::nullopt;
+
   /// Throws gmp::ConfigError naming the field, the value and the accepted
   /// range if a field is invalid.
   void validate() const;
+
+  /// This config with `trace` decided (from `gmp_trace_env`, the variable's
+  /// value or null) and every field validated.
+  Config resolve(const char* gmp_trace_env) const;
 
   /// The default for `procs`.
   static int default_procs() noexcept;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "common/sudog.h"
@@ -78,6 +79,13 @@ struct G {
   GStatus readgstatus() const noexcept {
     return atomicstatus.load(std::memory_order_acquire);
   }
+
+  /// The goroutine that made it (0: run() made it), for goroutine dumps
+  /// (Go's parentGoid). Set by newproc like goid.
+  std::atomic<std::uint64_t> parent_goid{0};
+  /// Its function's type (`fn.target_type()`), for traces and dumps: the
+  /// label "main()::{lambda()#1}". Set by newproc like goid.
+  std::atomic<const std::type_info*> fn_type{nullptr};
 
   // Written by the goroutine's own M before it publishes a new status.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped

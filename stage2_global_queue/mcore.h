@@ -17,6 +17,7 @@
 #include "common/wait_reason.h"
 #include "stage2_global_queue/context.h"
 #include "stage2_global_queue/g.h"
+#include "trace/tracer.h"
 
 namespace gmp::stage2 {
 
@@ -47,6 +48,11 @@ struct MCore {
   WaitReason park_reason = WaitReason::kNone;  ///< the park's wait reason
   std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
   bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
+
+  /// This M's execution-trace buffer while a traced run is under way, or
+  /// null (tracing off: every event site is one test of this pointer).
+  /// Set by the M's own thread when it starts; only that thread records.
+  trace::Buffer* trace = nullptr;
 
   /// This thread's C++ exception-handling globals (__cxa_get_globals()),
   /// looked up once: they belong to the thread, and an M is one thread.

@@ -13,6 +13,7 @@
 #include "stage2_global_queue/signals.h"
 #include "stage2_global_queue/switch.h"
 #include "stage2_global_queue/tls.h"
+#include "stage2_global_queue/trace_points.h"
 
 namespace gmp::stage2 {
 
@@ -64,6 +65,10 @@ G* Runtime::newproc(std::function<void()> fn, bool is_main) {
   create_fiber(gp);
   gp->goid.store(++goidgen_, std::memory_order_relaxed);
   gp->started = false;
+  M* self = getm();  // null for main: run()'s thread
+  note_go_create(self != nullptr ? self->trace : trace_.run_buffer(), gp,
+                 self != nullptr ? self->curg->goid.load() : 0, gp->fn,
+                 trace::kNoP);
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
   ++live_;
   ++stats_.goroutines_created;
@@ -181,10 +186,12 @@ void Runtime::wake_idle_m() {
 
 void Runtime::mstart(M* m) {
   setm_core(m);
+  m->trace = trace_.buffer(m->id);
   init_g0(m);
   install_signal_stack(m);
   while (G* gp = find_runnable(m)) {
     execute(m, gp);  // returns when gp switches back to g0
+    trace_go_stop(m, gp);
     switch (m->call) {
       case MCall::kPark: park_m(m, gp); break;
       case MCall::kGosched: gosched_m(m, gp); break;
@@ -229,6 +236,9 @@ G* Runtime::find_runnable(M* m) {
       // This M may have been on timer duty (or nobody is): hand the duty to
       // an idle M, or sleepers would wait until some M runs out of work.
       if (!timers_.empty() && timer_m_ == nullptr) wake_idle_m();
+      if (trace::Buffer* t = m->trace) [[unlikely]] {
+        t->queues(trace::kNoP, 0, grq_size_);
+      }
       return gp;
     }
     // Nothing to run: go idle (Go's stopm), the first idle M on timer duty.
@@ -240,11 +250,13 @@ G* Runtime::find_runnable(M* m) {
                                          : Clock::duration::max();
     m->park.clear();
     lk.unlock();
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_park();
     if (timer_duty) {
       m->park.tsleep(timeout);
     } else {
       m->park.sleep();
     }
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
     lk.lock();
     if (timer_m_ == m) timer_m_ = nullptr;
     if (m->idle) mremove(m);  // timed out: nobody took us off the list
@@ -255,6 +267,7 @@ G* Runtime::find_runnable(M* m) {
 void Runtime::execute(M* m, G* gp) {
   m->curg = gp;
   m->call = MCall::kNone;
+  trace_go_start(m, gp, trace::kNoP);
   gogo(m, gp);
   m->curg = nullptr;
 }

@@ -1,6 +1,7 @@
 // Stage 2: the life of a run (start, exit when main returns, stop).
 #include "stage2_global_queue/runtime.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -16,7 +17,8 @@
 namespace gmp::stage2 {
 
 Runtime::Runtime(Config config)
-    : config_((config.validate(), config)), stacks_(config_.stack_size) {}
+    : config_(config.resolve(std::getenv("GMP_TRACE"))),
+      stacks_(config_.stack_size) {}
 
 Runtime::~Runtime() {
   std::lock_guard lk(sched_);
@@ -53,15 +55,18 @@ void Runtime::run(std::function<void()> main) {
     goidgen_ = 0;
     all_dead_.clear();
   }
+  trace_.start(*config_.trace);
   start_ms();  // throws, with the runtime stopped again, on failure
   try {
     newproc(std::move(main), /*is_main=*/true);  // goroutine 1
   } catch (...) {  // no stack for main: nothing ran
     stop_ms();
+    trace_.finish({.stage = "stage2", .procs = config_.procs});
     throw;
   }
   all_dead_.sleep();  // until goexit0 of the last goroutine
   stop_ms();
+  trace_.finish({.stage = "stage2", .procs = config_.procs});
 }
 
 void Runtime::start_ms() {
@@ -139,6 +144,9 @@ void Runtime::exit_after_main() {
   for (G* gp : never_started) gp->fn = nullptr;  // destroyed, never run
   std::lock_guard lk(sched_);
   for (G* gp : never_started) {
+    if (trace::Buffer* t = getm()->trace) [[unlikely]] {
+      t->go_stop(gp->goid, trace::StopReason::kNeverStarted, WaitReason::kNone);
+    }
     casgstatus(gp, GStatus::kRunnable, GStatus::kDead);
     destroy_fiber(gp);
     gfput(gp);

@@ -70,6 +70,7 @@
 #include "stage2_global_queue/sched.h"
 #include "stage2_global_queue/stack.h"
 #include "stage2_global_queue/timers.h"
+#include "trace/tracer.h"
 
 /// Stage 2: green threads on M OS threads, one global run queue
 /// (stage2_global_queue/); its goroutine machinery is reused by stages 3-5.
@@ -107,7 +108,8 @@ struct Stats {
 /// time; stats() and config() by any thread.
 class Runtime {
  public:
-  /// Validates `config` (gmp::ConfigError if invalid). Starts no thread.
+  /// Validates `config`, its unset `trace` taken from GMP_TRACE
+  /// (gmp::ConfigError if invalid). Starts no thread.
   explicit Runtime(Config config = {});
   /// Fatal error if the runtime is still running.
   ~Runtime();
@@ -124,7 +126,7 @@ class Runtime {
   /// an unrecovered panic in Go.
   void run(std::function<void()> main);
 
-  /// The validated configuration.
+  /// The validated configuration (`trace` decided).
   const Config& config() const noexcept { return config_; }
 
   /// Counters of the current or last run().
@@ -199,6 +201,7 @@ class Runtime {
   // The Ms; filled before any thread starts, cleared after all joined.
   std::vector<std::unique_ptr<M>> ms_;
   Note all_dead_;  // woken by the goexit0 that ends the last goroutine
+  trace::Session trace_;  // this run's execution trace (trace/tracer.h)
 };
 
 /// Starts a new goroutine running `fn` (Go's `go fn()`). Goroutine only

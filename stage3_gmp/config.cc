@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "trace/tracer.h"
 #include "stage3_gmp/cgroup.h"
 
 namespace gmp::stage3 {
@@ -30,10 +31,11 @@ void Config::validate() const {
   }
   stage2::check_stack_size(stack_size, "stage3::Config.stack_size");
   if (debug) parse_debug(*debug, "stage3::Config.debug");
+  if (trace) trace::check_trace_path(*trace, "stage3::Config.trace");
 }
 
-Config Config::resolve(const char* gomaxprocs_env,
-                       const char* gmp_debug_env) const {
+Config Config::resolve(const char* gomaxprocs_env, const char* gmp_debug_env,
+                       const char* gmp_trace_env) const {
   validate();
   Config c = *this;
   if (!c.procs && gomaxprocs_env != nullptr) {
@@ -52,6 +54,10 @@ Config Config::resolve(const char* gomaxprocs_env,
   if (!c.debug) {
     c.debug = gmp_debug_env != nullptr ? gmp_debug_env : "";
     parse_debug(*c.debug, "GMP_DEBUG (from the environment)");
+  }
+  if (!c.trace) {
+    c.trace = gmp_trace_env != nullptr ? gmp_trace_env : "";
+    trace::check_trace_path(*c.trace, "GMP_TRACE (from the environment)");
   }
   return c;
 }

@@ -35,14 +35,20 @@ struct Config {
   /// Unset: the GMP_DEBUG environment variable; "" turns tracing off.
   std::optional<std::string> debug;
 
+  /// The execution trace's file, as in stage 2 (trace/tracer.h). Unset:
+  /// the GMP_TRACE environment variable, else off.
+  std::optional<std::string> trace = std::nullopt;
+
   /// Throws gmp::ConfigError naming the field, the value and the accepted
   /// range if a set field is invalid.
   void validate() const;
 
-  /// This config with every unset field decided from `gomaxprocs_env` and
-  /// `gmp_debug_env` (the environment variables' values, null if unset)
-  /// and the machine. Throws gmp::ConfigError if any value is invalid.
-  Config resolve(const char* gomaxprocs_env, const char* gmp_debug_env) const;
+  /// This config with every unset field decided from `gomaxprocs_env`,
+  /// `gmp_debug_env` and `gmp_trace_env` (the environment variables'
+  /// values, null if unset) and the machine. Throws gmp::ConfigError if any
+  /// value is invalid.
+  Config resolve(const char* gomaxprocs_env, const char* gmp_debug_env,
+                 const char* gmp_trace_env = nullptr) const;
 };
 
 /// The parsed form of Config::debug.

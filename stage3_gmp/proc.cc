@@ -12,6 +12,7 @@
 #include "common/storeload.h"
 #include "common/errors.h"
 #include "stage2_global_queue/switch.h"
+#include "stage2_global_queue/trace_points.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
@@ -39,6 +40,10 @@ G* Runtime::newproc(std::function<void()> fn, P* pp) {
   stage2::create_fiber(gp);
   gp->goid.store(newgoid(pp), std::memory_order_relaxed);
   gp->started = false;
+  M* self = pp != nullptr ? getm() : nullptr;  // null: main, from run()
+  stage2::note_go_create(self != nullptr ? self->trace : trace_.run_buffer(),
+                         gp, self != nullptr ? self->curg->goid.load() : 0,
+                         gp->fn, pp != nullptr ? pp->id : trace::kNoP);
   live_.fetch_add(1, std::memory_order_relaxed);
   created_.fetch_add(1, std::memory_order_relaxed);
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
@@ -145,6 +150,7 @@ void Runtime::runqput(P* pp, G* gp, bool next) {
   Overflow overflow;
   std::uint32_t n = pp->runq.owner().put(gp, next, overflow);
   if (n == 0) return;
+  if (trace::Buffer* t = mtrace()) [[unlikely]] t->grq_put(pp->id, n);
   std::lock_guard lk(sched_);
   globrunqputbatch(overflow.data(), n);
   ++stats_.runq_overflows;
@@ -202,6 +208,7 @@ G* Runtime::globrunqget(P* pp, std::uint32_t max) {
   }
   PCounters::inc(pp->counters.grq_takes);
   PCounters::inc(pp->counters.grq_goroutines, n);
+  if (trace::Buffer* t = mtrace()) [[unlikely]] t->grq_get(pp->id, n);
   return first;
 }
 //! [globrunqget]
@@ -248,31 +255,32 @@ void Runtime::wakep() {
 
 // Go's startm: an idle M (or a new one) runs with pp (or an idle P). With
 // no idle P, a spinning start undoes wakep's nmspinning increment.
-void Runtime::startm(P* pp, bool spinning) {
+// Returns the M started, or null.
+M* Runtime::startm(P* pp, bool spinning) {
   std::unique_lock lk(sched_);
   if (stopping_.load(std::memory_order_relaxed)) {
     // The run is over, but a thread outside the Ms (stage 5's sysmon,
     // retaking a P) may still hand a P off: no M is made or woken now.
     if (pp != nullptr) pidleput(pp);
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
-    return;
+    return nullptr;
   }
   if (pp == nullptr) pp = pidleget();
   if (pp == nullptr) {
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
-    return;
+    return nullptr;
   }
   M* m = mget();
   if (m == nullptr) {
     reserve_m();
     lk.unlock();
-    newm(pp, spinning);
-    return;
+    return newm(pp, spinning);
   }
   m->spinning.store(spinning, std::memory_order_relaxed);
   m->nextp = pp;
   ++stats_.wakeups;
   wake_m(m);
+  return m;
 }
 
 // Go's mReserveID and checkmcount: a new M is counted as running before it
@@ -326,7 +334,7 @@ void Runtime::stopm(M* m) {
       lk.unlock();
       acquirep(m, pp);
       if (m->spinning.load(std::memory_order_relaxed)) {
-        m->spin_start = Clock::now();  // startm made us spin from now on
+        start_spin_clock(m);  // startm made us spin from now on
       }
       if (more) wakep();  // timers readied several: others may help
       return;
@@ -340,11 +348,13 @@ void Runtime::stopm(M* m) {
     m->park.clear();
     m->parks.fetch_add(1, std::memory_order_relaxed);
     lk.unlock();
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_park();
     if (timer_duty) {
       idle_wait(m, until);
     } else {
       m->park.sleep();
     }
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
     lk.lock();
     if (timer_m_ == m) timer_m_ = nullptr;
     if (m->idle) {  // timed out: nobody took us off the list

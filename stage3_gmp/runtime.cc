@@ -18,7 +18,8 @@ using Clock = std::chrono::steady_clock;
 
 Runtime::Runtime(Config config)
     : config_(config.resolve(std::getenv("GOMAXPROCS"),
-                             std::getenv("GMP_DEBUG"))),
+                             std::getenv("GMP_DEBUG"),
+                             std::getenv("GMP_TRACE"))),
       debug_(parse_debug(*config_.debug, "GMP_DEBUG")),
       stacks_(config_.stack_size) {
   // Never reallocated: an M without a P (not stopped by stop-the-world)
@@ -97,9 +98,13 @@ void Runtime::run(std::function<void()> main) {
     for (int i = *config_.procs - 1; i >= 0; --i) pidleput(allp_[i].get());
     started_at_ = Clock::now();
   }
+  // Stage 5 opens the trace itself, around its sysmon thread.
+  bool own_trace = !trace_.on();
+  if (own_trace) trace_.start(*config_.trace);
   try {
     newproc(std::move(main), nullptr);  // goroutine 1, on the GRQ
   } catch (...) {  // no stack for main: nothing ran
+    if (own_trace) trace_.finish(trace_info());
     std::lock_guard lk(sched_);
     running_ = false;
     throw;
@@ -111,6 +116,11 @@ void Runtime::run(std::function<void()> main) {
   startm(nullptr, /*spinning=*/false);  // the first M takes main
   all_dead_.sleep();  // until goexit0 of the last goroutine
   stop_ms();
+  if (own_trace) trace_.finish(trace_info());
+}
+
+trace::RunInfo Runtime::trace_info() const {
+  return {.stage = stage_name(), .procs = *config_.procs};
 }
 
 // Every goroutine is dead: the Ms leave their loops and are joined.

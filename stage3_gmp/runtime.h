@@ -83,6 +83,7 @@
 #include "stage3_gmp/m.h"
 #include "stage3_gmp/p.h"
 #include "stage3_gmp/sched.h"
+#include "trace/tracer.h"
 
 /// Stage 3: Ps with lock-free local run queues, runnext, stealing and
 /// spinning Ms (stage3_gmp/).
@@ -181,6 +182,8 @@ class Runtime {
   /// g0's part of an mcall request that stage 3 does not know (stage 4's
   /// exitsyscall0). Stage 3: fatal.
   virtual void other_mcall(M* m, G* gp);
+  /// The stage's name in trace files ("stage3").
+  virtual const char* stage_name() const { return "stage3"; }
 
   friend struct Sched;
   // Hidden from Doxygen, which would merge a friend with every
@@ -236,8 +239,9 @@ class Runtime {
   /// in runtime.h): seq_cst orders it against nmspinning.
   void wakep();
   /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
-  /// idle P, a spinning start undoes wakep's nmspinning increment.
-  void startm(P* pp, bool spinning);
+  /// idle P, a spinning start undoes wakep's nmspinning increment. Returns
+  /// the M started (for traces), or null.
+  M* startm(P* pp, bool spinning);
   /// Go's mReserveID and checkmcount: a new M is counted as running before it
   /// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
   /// GOMAXPROCS + 1 Ms; stage 4's blocking calls can make many). sched_ held.
@@ -285,6 +289,8 @@ class Runtime {
   G* steal_work(M* m);
   /// m starts spinning: counted in nmspinning (seq_cst: see wakep).
   void become_spinning(M* m);
+  /// m spins from now on: its spin time (and trace slice) starts.
+  void start_spin_clock(M* m);
   /// m stops spinning; the decrement is ordered before m's re-reads of
   /// the queues (a StoreLoad fence, paired with wakep's).
   void stop_spinning(M* m);
@@ -341,6 +347,16 @@ class Runtime {
   // checkdead.cc
   /// Called with sched_ held whenever an M goes idle (mput).
   void checkdead();
+  // Tracing (trace/tracer.h).
+  /// The trace file's description of this run.
+  trace::RunInfo trace_info() const;
+  /// The calling M's trace buffer, or null (tracing off, or not an M).
+  /// One test of a flag when off; getm() only when on.
+  trace::Buffer* mtrace() const {
+    if (!trace_.on()) [[likely]] return nullptr;
+    M* m = getm();
+    return m != nullptr ? m->trace : nullptr;
+  }
 
   Config config_;        ///< resolved; immutable during a run
   DebugSettings debug_;  ///< parsed config_.debug
@@ -403,6 +419,9 @@ class Runtime {
   Note all_dead_;       ///< woken by the goexit0 that ends the last goroutine
   std::thread tracer_;  ///< schedtrace, when GMP_DEBUG asks for it
   Note tracer_stop_;    ///< woken to stop tracer_ at the run's end
+  /// The execution trace of the run under way, if Config::trace asks for
+  /// one. Started and finished by run()'s thread (stage 5: around sysmon).
+  trace::Session trace_;
 };
 
 /// The first and last frame of every goroutine (schedule.cc); internal.

@@ -13,6 +13,7 @@
 #include "common/errors.h"
 #include "stage2_global_queue/signals.h"
 #include "stage2_global_queue/switch.h"
+#include "stage2_global_queue/trace_points.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
@@ -57,6 +58,7 @@ void goroutine_entry(void* arg) noexcept {
 
 void Runtime::mstart(M* m) {
   stage2::setm_core(m);
+  m->trace = trace_.buffer(m->id);
   stage2::init_g0(m);
   stage2::install_signal_stack(m);
   P* pp = nullptr;
@@ -66,7 +68,7 @@ void Runtime::mstart(M* m) {
     m->nextp = nullptr;
   }
   if (pp != nullptr) acquirep(m, pp);
-  if (m->spinning.load(std::memory_order_relaxed)) m->spin_start = Clock::now();
+  if (m->spinning.load(std::memory_order_relaxed)) start_spin_clock(m);
   // Go's schedule(), as a loop: find a goroutine, run it until it switches
   // back to g0, do what it asked.
   for (;;) {
@@ -74,6 +76,7 @@ void Runtime::mstart(M* m) {
     if (gp == nullptr) break;  // the run is over
     if (m->spinning.load(std::memory_order_relaxed)) resetspinning(m);
     execute(m, gp, inherit_time);
+    stage2::trace_go_stop(m, gp);
     switch (m->call) {
       case stage2::MCall::kPark: park_m(m, gp); break;
       case stage2::MCall::kGosched: gosched_m(m, gp); break;
@@ -194,8 +197,12 @@ G* Runtime::steal_work(M* m) {
                                      /*steal_runnext=*/last,
                                      /*victim_running=*/true);
       if (gp != nullptr) {
+        std::uint32_t n = pp->runq.size() - before + 1;
         PCounters::inc(pp->counters.steals);
-        PCounters::inc(pp->counters.stolen, pp->runq.size() - before + 1);
+        PCounters::inc(pp->counters.stolen, n);
+        if (trace::Buffer* t = m->trace) [[unlikely]] {
+          t->steal(pp->id, victim->id, n);
+        }
         return gp;
       }
     }
@@ -207,7 +214,13 @@ G* Runtime::steal_work(M* m) {
 void Runtime::become_spinning(M* m) {
   m->spinning.store(true, std::memory_order_relaxed);
   nmspinning_.fetch_add(1, std::memory_order_seq_cst);
+  start_spin_clock(m);
+}
+
+// m spins from now on (it made itself spin, or startm made it).
+void Runtime::start_spin_clock(M* m) {
   m->spin_start = Clock::now();
+  if (trace::Buffer* t = m->trace) [[unlikely]] t->spin_start();
 }
 
 void Runtime::stop_spinning(M* m) {
@@ -223,6 +236,7 @@ void Runtime::stop_spinning(M* m) {
                 .count();
   m->spinning_ns.fetch_add(static_cast<std::uint64_t>(ns),
                            std::memory_order_relaxed);
+  if (trace::Buffer* t = m->trace) [[unlikely]] t->spin_stop();
 }
 
 // Go's resetspinning: a spinning M found work; another should spin for
@@ -250,6 +264,11 @@ void Runtime::execute(M* m, G* gp, bool inherit_time) {
   m->curg = gp;
   m->curg_goid.store(gp->goid, std::memory_order_relaxed);
   m->call = stage2::MCall::kNone;
+  if (trace::Buffer* t = m->trace) [[unlikely]] {
+    t->queues(pp->id, pp->runq.size(),
+              static_cast<std::uint64_t>(grq_size_.load(std::memory_order_relaxed)));
+    t->go_start(gp->goid.load(std::memory_order_relaxed), pp->id);
+  }
   stage2::gogo(m, gp);
   m->curg = nullptr;
   m->curg_goid.store(0, std::memory_order_relaxed);

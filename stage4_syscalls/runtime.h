@@ -160,6 +160,8 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   void wake_m(M* m) override;
   /// g0's part of exitsyscall0: the mcall stage 3 does not know.
   void other_mcall(M* m, G* gp) override;
+  /// "stage4", in trace files.
+  const char* stage_name() const override { return "stage4"; }
 
  protected:  // stage 5 builds on what follows
   /// `c` validated (stage 3's rules and max_threads), or gmp::ConfigError.
@@ -172,8 +174,9 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// it is woken to poll instead.
   void first_waiter() override;
   /// Go's handoffp: pp, whose M is blocked, goes to an M that will run its
-  /// work, or to the idle list. Without sched_.
-  void handoffp(P* pp);
+  /// work, or to the idle list. Without sched_. Returns the M that got it
+  /// (for traces), or null.
+  M* handoffp(P* pp);
   /// Takes pp off the idle list if it is there. sched_ held.
   bool pidleremove(P* pp);
   /// Go's exitsyscall0, on g0: no P was free for gp. One more look under the

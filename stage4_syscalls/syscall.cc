@@ -17,23 +17,27 @@ namespace gmp::stage4 {
 // which exitsyscall tries to take back. On gp.
 P* Runtime::entersyscall(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
+  trace::Buffer* t = m->trace;
+  if (t != nullptr) [[unlikely]] t->go_syscall(gp->goid, m->p->id);
   P* pp = releasep(m);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
-  handoffp(pp);
+  M* to = handoffp(pp);
+  if (t != nullptr && to != nullptr) [[unlikely]] {
+    t->handoff(pp->id, m->id, to->id);
+  }
   return pp;
 }
 //! [entersyscall]
 
 //! [handoffp]
 // Go's handoffp: pp, whose M is blocked, goes to an M that will run its
-// work, or to the idle list. Without sched_.
-void Runtime::handoffp(P* pp) {
+// work, or to the idle list. Without sched_. Returns the M that got it.
+M* Runtime::handoffp(P* pp) {
   // Work on its queue or in the GRQ: an M runs it now.
   if (!pp->runq.stealer().empty() ||
       grq_size_.load(std::memory_order_relaxed) > 0) {
     handoffs_.fetch_add(1, std::memory_order_relaxed);
-    startm(pp, /*spinning=*/false);
-    return;
+    return startm(pp, /*spinning=*/false);
   }
   // Nobody looks for work (no spinning M, no idle P): this P's M spins,
   // so that work submitted meanwhile is found (Go's condition).
@@ -43,14 +47,13 @@ void Runtime::handoffp(P* pp) {
           0 &&
       nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) {
     handoffs_.fetch_add(1, std::memory_order_relaxed);
-    startm(pp, /*spinning=*/true);
-    return;
+    return startm(pp, /*spinning=*/true);
   }
   std::unique_lock lk(sched_);
   if (gcwaiting_.load(std::memory_order_relaxed)) {  // a stop of the world
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
     if (--stopwait_ == 0) stopnote_.wakeup();
-    return;
+    return nullptr;
   }
   if (grq_size_.load(std::memory_order_relaxed) > 0 ||
       (timer_m_ == nullptr && idle_duty_wanted())) {
@@ -58,10 +61,10 @@ void Runtime::handoffp(P* pp) {
     // was the last M that would have): an M takes the P.
     lk.unlock();
     handoffs_.fetch_add(1, std::memory_order_relaxed);
-    startm(pp, /*spinning=*/false);
-    return;
+    return startm(pp, /*spinning=*/false);
   }
   pidleput(pp);
+  return nullptr;
 }
 //! [handoffp]
 
@@ -98,7 +101,11 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   if (pp != nullptr) {
     acquirep(m, pp);
     casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->go_sysexit(gp->goid, pp->id);
     return;
+  }
+  if (trace::Buffer* t = m->trace) [[unlikely]] {
+    t->go_sysexit(gp->goid, trace::kNoP);
   }
   m->call = stage2::MCall::kExitsyscall;
   stage2::mcall(m, gp);  // resumed by execute(), on some M with a P

@@ -70,12 +70,16 @@ void Runtime::run(std::function<void()> main) {
     }
     ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
     sysmon_stop_.clear();
+    // The trace covers sysmon's life too: stage 3's run() leaves an open
+    // session to us.
+    trace_.start(*config_.trace);
     sysmon_ = std::thread(&Runtime::sysmon, this);
   }
   auto stop_sysmon = [this] {
     std::lock_guard lk(sysmon_mu_);
     sysmon_stop_.wakeup();
     sysmon_.join();
+    trace_.finish(trace_info());
   };
   try {
     stage4::Runtime::run(std::move(main));
@@ -111,6 +115,7 @@ Stats Runtime::stats() const {
 // per time slice, so that a slice overruns by a tenth at most (Go's
 // sysmon, asleep for up to 10 ms, preempts after 10 to 20 ms).
 void Runtime::sysmon() {
+  sysmon_trace_ = trace_.buffer(trace::kSysmonThread);
   const auto watch = std::max<microseconds>(
       kSysmonMinDelay,
       std::chrono::duration_cast<microseconds>(time_slice_) / 10);
@@ -147,6 +152,10 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
   sysmon_netpolls_.fetch_add(1, std::memory_order_relaxed);
   if (gs.empty()) return false;
   netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+  if (trace::Buffer* t = sysmon_trace_) [[unlikely]] {
+    t->sysmon(trace::SysmonAction::kNetpoll, trace::kNoP, 0,
+              static_cast<std::uint32_t>(gs.size()));
+  }
   ready_list(gs);  // from a plain thread: the GRQ, and wakep
   return true;
 }
@@ -205,6 +214,9 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
   }
   if (asked_before) return false;
   preempt_requests_.fetch_add(1, std::memory_order_relaxed);
+  if (trace::Buffer* tb = sysmon_trace_) [[unlikely]] {
+    tb->sysmon(trace::SysmonAction::kPreempt, pp->id, 0);
+  }
   return true;
 }
 

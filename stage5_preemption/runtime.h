@@ -157,6 +157,8 @@ class Runtime : public stage4::Runtime {
 
  protected:
   void other_mcall(M* m, G* gp) override;
+  /// "stage5", in trace files.
+  const char* stage_name() const override { return "stage5"; }
 
  private:
   static Config checked(Config c);
@@ -188,6 +190,7 @@ class Runtime : public stage4::Runtime {
   std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
   std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
+  trace::Buffer* sysmon_trace_ = nullptr;  // sysmon's trace buffer, or null
 
   // Stall reports (only when stall_threshold_ > 0): the goroutines in
   // blocking calls, by M, with when the call began.

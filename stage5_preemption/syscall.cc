@@ -36,6 +36,9 @@ P* Runtime::entersyscall(M* m, G* gp) {
     std::lock_guard lk(in_calls_mu_);
     in_calls_[m] = InCall{gp->goid, Clock::now(), false};
   }
+  if (trace::Buffer* t = m->trace) [[unlikely]] {
+    t->go_syscall(gp->goid, m->p->id);
+  }
   P* pp = releasep(m);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
   syscalltick_[static_cast<std::size_t>(pp->id)].fetch_add(
@@ -73,6 +76,9 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
     syscalls_fast_.fetch_add(1, std::memory_order_relaxed);
     acquirep(m, oldp);  // Go's wirep
     casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
+    if (trace::Buffer* t = m->trace) [[unlikely]] {
+      t->go_sysexit(gp->goid, oldp->id);
+    }
     return;
   }
   stage4::Runtime::exitsyscall(m, gp, oldp);  // sysmon or a stop took it
@@ -106,7 +112,11 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
   }
   syscall_retakes_.fetch_add(1, std::memory_order_relaxed);
   t.syscallwhen = Clock::time_point{};
-  handoffp(pp);
+  M* to = handoffp(pp);
+  if (trace::Buffer* tb = sysmon_trace_) [[unlikely]] {
+    tb->sysmon(trace::SysmonAction::kRetake, pp->id, 0);
+    if (to != nullptr) tb->handoff(pp->id, trace::kSysmonThread, to->id);
+  }
   return true;
 }
 

@@ -1,0 +1,211 @@
+/// \file
+/// The execution tracer: per-thread event buffers, written out at the end
+/// of a run as a Chrome Trace Event / Perfetto JSON file.
+///
+/// ```unparsed
+/// Off by default. A runtime made with Config::trace set (or the GMP_TRACE
+/// environment variable) makes a Tracer at the start of each run(). Every M
+/// then asks it for a Buffer of its own when its thread starts, and keeps
+/// the pointer in its MCore; sysmon and run()'s own thread get one too.
+///
+///   M0's thread --> Buffer (M 0) --+
+///   M1's thread --> Buffer (M 1) --+--> Tracer::write: merge by time,
+///   sysmon      --> Buffer (sysmon)+    turn into slices and flows (json.h)
+///
+/// The hot path: every event site is `if (trace::Buffer* t = m->trace)`,
+/// one load and one branch on a field of the M when tracing is off. When
+/// on, an event is a clock read and an append to a vector only its own
+/// thread touches: no lock, no atomic. The one lock (buffers_mu_) is taken
+/// once per thread, to hand out its buffer.
+///
+/// The buffers are read only by write(), after every thread that records
+/// into them has been joined (the runtime's run() calls it last), so the
+/// join is what publishes their contents.
+///
+/// Memory: 48 bytes an event. A buffer stops at kMaxEvents (64 Mi events,
+/// 3 GiB in all would be far past a course workload) and counts what it
+/// drops; the file reports the count.
+/// ```
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/wait_reason.h"
+#include "trace/event.h"
+
+namespace gmp::trace {
+
+/// The thread a Buffer belongs to, for the Ms' tracks: an M's id (>= 0),
+/// or one of these.
+inline constexpr int kSysmonThread = -1;  ///< sysmon (stage 5)
+inline constexpr int kRunThread = -2;     ///< the thread that called run()
+
+/// One thread's events. Only its owner thread appends (no lock); the
+/// Tracer reads them once every owner has been joined.
+class Buffer {
+ public:
+  /// Events past this many are dropped and counted.
+  static constexpr std::size_t kMaxEvents = std::size_t{1} << 26;
+
+  /// A buffer for thread `thread` (an M id, kSysmonThread, kRunThread)
+  /// whose timestamps count from `origin`.
+  Buffer(int thread, std::chrono::steady_clock::time_point origin)
+      : thread_(thread), origin_(origin) {}
+
+  // Recording: one function per event type, owner thread only (the
+  // table in event.h says what each field means).
+  /// kGoCreate: goroutine g made by `parent` (0: by run()) on P p.
+  void go_create(std::uint64_t g, std::uint64_t parent, const void* label,
+                 std::int32_t p) noexcept {
+    add({.g = g, .arg = parent, .label = label, .p = p,
+         .type = EventType::kGoCreate});
+  }
+  /// kGoStart: g runs on this M, holding P p (kNoP in stage 2).
+  void go_start(std::uint64_t g, std::int32_t p) noexcept {
+    add({.g = g, .p = p, .type = EventType::kGoStart});
+  }
+  /// kGoStop: g stopped running on this M, for `why` (and `wait`).
+  void go_stop(std::uint64_t g, StopReason why, WaitReason wait) noexcept {
+    add({.g = g, .type = EventType::kGoStop,
+         .reason = static_cast<std::uint8_t>(why),
+         .wait = static_cast<std::uint8_t>(wait)});
+  }
+  /// kGoSyscall: g enters a blocking call and leaves P p.
+  void go_syscall(std::uint64_t g, std::int32_t p) noexcept {
+    add({.g = g, .p = p, .type = EventType::kGoSyscall});
+  }
+  /// kGoSysExit: g is back from its call, holding P p, or kNoP.
+  void go_sysexit(std::uint64_t g, std::int32_t p) noexcept {
+    add({.g = g, .p = p, .type = EventType::kGoSysExit});
+  }
+  /// kSteal: P `thief` took n goroutines from P `victim`.
+  void steal(std::int32_t thief, std::int32_t victim,
+             std::uint32_t n) noexcept {
+    add({.arg = static_cast<std::uint64_t>(victim), .p = thief, .count = n,
+         .type = EventType::kSteal});
+  }
+  /// kGrqGet: P p took a batch of n from the global run queue.
+  void grq_get(std::int32_t p, std::uint32_t n) noexcept {
+    add({.p = p, .count = n, .type = EventType::kGrqGet});
+  }
+  /// kGrqPut: P p's full local queue sent n goroutines to the GRQ.
+  void grq_put(std::int32_t p, std::uint32_t n) noexcept {
+    add({.p = p, .count = n, .type = EventType::kGrqPut});
+  }
+  /// kHandoff: P p passed from M `from_m` to M `to_m`.
+  void handoff(std::int32_t p, int from_m, int to_m) noexcept {
+    add({.arg = static_cast<std::uint64_t>(from_m),
+         .arg2 = static_cast<std::uint64_t>(to_m), .p = p,
+         .type = EventType::kHandoff});
+  }
+  /// kSpinStart: this M starts looking for work.
+  void spin_start() noexcept { add({.type = EventType::kSpinStart}); }
+  /// kSpinStop: this M stops looking (found work, or goes idle).
+  void spin_stop() noexcept { add({.type = EventType::kSpinStop}); }
+  /// kMPark: this M goes idle.
+  void m_park() noexcept { add({.type = EventType::kMPark}); }
+  /// kMUnpark: this M is awake again.
+  void m_unpark() noexcept { add({.type = EventType::kMUnpark}); }
+  /// kSysmon: sysmon did `what` to P p (and goroutine g); n: readied.
+  void sysmon(SysmonAction what, std::int32_t p, std::uint64_t g,
+              std::uint32_t n = 0) noexcept {
+    add({.g = g, .p = p, .count = n, .type = EventType::kSysmon,
+         .reason = static_cast<std::uint8_t>(what)});
+  }
+  /// kQueues: P p's local queue holds `runq`, the GRQ `grq`.
+  void queues(std::int32_t p, std::uint32_t runq, std::uint64_t grq) noexcept {
+    add({.arg = grq, .p = p, .count = runq, .type = EventType::kQueues});
+  }
+
+  /// The owner thread (an M id, kSysmonThread or kRunThread).
+  int thread() const noexcept { return thread_; }
+  /// The events recorded, in the order they happened on this thread.
+  const std::vector<Event>& events() const noexcept { return events_; }
+  /// Events dropped past kMaxEvents.
+  std::uint64_t dropped() const noexcept { return dropped_; }
+
+ private:
+  void add(Event e) noexcept;
+
+  const int thread_;
+  const std::chrono::steady_clock::time_point origin_;
+  std::vector<Event> events_;  // owner thread only
+  std::uint64_t dropped_ = 0;  // owner thread only
+};
+
+/// What the trace file says about the run besides its events.
+struct RunInfo {
+  std::string stage;  ///< "stage3"
+  int procs = 0;      ///< GOMAXPROCS (stage 2: Ms) at the run's start
+};
+
+/// The tracer of one run: hands out buffers, then writes them as JSON.
+class Tracer {
+ public:
+  /// A tracer whose file will be `path`; the trace's time 0 is now.
+  explicit Tracer(std::string path);
+
+  /// A new buffer for the calling thread, which owns it from now on
+  /// (`thread`: an M id, kSysmonThread or kRunThread). Thread-safe; the
+  /// buffer lives as long as the Tracer.
+  Buffer* buffer(int thread);
+
+  /// Writes every buffer to the file as Chrome Trace Event JSON (json.h).
+  /// Call once every thread that owns a buffer has been joined. Returns ""
+  /// or the reason the file could not be written (the run itself is not
+  /// affected; the runtime prints it).
+  std::string write(const RunInfo& info) const;
+
+  /// The file's path.
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  const std::string path_;
+  const std::chrono::steady_clock::time_point origin_;
+  mutable std::mutex buffers_mu_;                 // protects buffers_
+  std::vector<std::unique_ptr<Buffer>> buffers_;  // buffers_mu_
+};
+
+/// A runtime's tracing across its runs: off, or one Tracer per run.
+///
+/// start() and finish() are called by run()'s thread while no M runs (before
+/// the Ms start, after they are joined); buffer() by any thread during the
+/// run. Thread creation and join order those calls, so `tracer_` needs no
+/// lock of its own.
+class Session {
+ public:
+  /// At run()'s start: trace this run into `path`, or not if it is "". A
+  /// "%r" in the path becomes the run's number in the process (1, 2, ...),
+  /// so that each run of a program keeps its own file.
+  void start(const std::string& path);
+  /// A buffer for the calling thread (Tracer::buffer), or null if off.
+  Buffer* buffer(int thread) {
+    return tracer_ != nullptr ? tracer_->buffer(thread) : nullptr;
+  }
+  /// Whether this run is traced (any thread, during the run).
+  bool on() const noexcept { return tracer_ != nullptr; }
+  /// run()'s own thread's buffer, or null if off.
+  Buffer* run_buffer() const noexcept { return run_buffer_; }
+  /// At run()'s end: writes the file, or prints to stderr why it could not
+  /// ("trace: cannot write ..."); the run's result is not affected.
+  void finish(const RunInfo& info) noexcept;
+
+ private:
+  std::unique_ptr<Tracer> tracer_;  // run()'s thread (see above)
+  Buffer* run_buffer_ = nullptr;    // owned by tracer_
+};
+
+/// The check a Config's `trace` path gets: "" (off) or a file whose folder
+/// exists and is writable. Throws gmp::ConfigError naming `field` and the
+/// path otherwise.
+void check_trace_path(const std::string& path, const char* field);
+
+/// The value of the GMP_TRACE environment variable, or "" if unset.
+std::string trace_path_from_env();
+
+}  // namespace gmp::trace
