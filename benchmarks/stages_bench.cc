@@ -19,6 +19,7 @@
 #include "benchmarks/io_bench.h"
 #include "benchmarks/preempt_bench.h"
 #include "benchmarks/stages.h"
+#include "benchmarks/trace_bench.h"
 
 namespace gmp::bench {
 namespace {
@@ -162,6 +163,7 @@ int main(int argc, char** argv) {
   gmp::bench::register_all();
   gmp::bench::register_io();
   gmp::bench::register_preempt();
+  gmp::bench::register_trace();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -36,11 +36,16 @@ std::string describe(std::exception_ptr e) {
 
 }  // namespace
 
-void die_of_panic(std::uint64_t goid, std::exception_ptr e) noexcept {
+void die_of_panic(std::uint64_t goid, std::exception_ptr e,
+                  std::string_view goroutines) noexcept {
   std::string text;
   try {
-    text = "panic: " + describe(e) + "\n\ngoroutine " + std::to_string(goid) +
-           " [running]:\n";
+    text = "panic: " + describe(e) + "\n\n";
+    if (goroutines.empty()) {
+      text += "goroutine " + std::to_string(goid) + " [running]:\n";
+    } else {
+      text += goroutines;
+    }
   } catch (...) {
     text = "panic: (the exception could not be described)\n";
   }

@@ -64,8 +64,10 @@ struct Goexit final {};
 ///
 ///     goroutine <goid> [running]:
 ///
-/// and exits with status 2. Called by the runtimes, on the goroutine's thread.
-[[noreturn]] void die_of_panic(std::uint64_t goid,
-                               std::exception_ptr e) noexcept;
+/// (or, if given, `goroutines`: the green-thread stages' dump of every
+/// goroutine, the panicking one first) and exits with status 2. Called by
+/// the runtimes, on the goroutine's thread.
+[[noreturn]] void die_of_panic(std::uint64_t goid, std::exception_ptr e,
+                               std::string_view goroutines = {}) noexcept;
 
 }  // namespace gmp

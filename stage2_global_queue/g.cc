@@ -2,12 +2,12 @@
 
 #include <time.h>
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include "common/check.h"
+#include "stage2_global_queue/goroutine_dump.h"
 
 namespace gmp::stage2 {
 
@@ -41,22 +41,8 @@ std::string_view to_string(GStatus s) noexcept {
 }
 
 std::string deadlock_report(std::vector<const G*> waiting) {
-  std::sort(waiting.begin(), waiting.end(),
-            [](const G* a, const G* b) { return a->goid < b->goid; });
-  std::string report = "all goroutines are asleep - deadlock!\n\n";
-  auto now = std::chrono::steady_clock::now();
-  for (const G* g : waiting) {
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      now - g->waitsince)
-                      .count();
-    report += "goroutine " + std::to_string(g->goid) + " [" +
-              std::string(to_string(
-                  g->waitreason.load(std::memory_order_relaxed))) +
-              "]: last ran on M " +
-              std::to_string(g->last_m.load(std::memory_order_relaxed)) +
-              ", waiting " + std::to_string(waited) + " ms\n";
-  }
-  return report;
+  return "all goroutines are asleep - deadlock!\n\n" +
+         goroutine_dump(std::move(waiting));
 }
 
 std::chrono::steady_clock::time_point wake_time(std::chrono::nanoseconds d) {

@@ -90,11 +90,14 @@ struct G {
   // Written by the goroutine's own M before it publishes a new status.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped
   Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
-  std::chrono::steady_clock::time_point waitsince;  ///< since (coarse_now)
+  /// When it parked (coarse_now(), as steady_clock ticks); relaxed: read
+  /// by goroutine dumps while the goroutine may park again.
+  std::atomic<std::chrono::steady_clock::rep> waitsince{0};
   // Read by reports (schedtrace, deadlock) while the goroutine runs on:
   // relaxed atomics, since a report may show a value a moment old.
   std::atomic<WaitReason> waitreason{WaitReason::kNone};  ///< why kWaiting
   std::atomic<int> last_m{-1};  ///< id of the M it last ran on
+  std::atomic<int> last_p{-1};  ///< id of the P it last ran on (stage 3+)
 
   // Protected by the lock of the list that holds the G.
   G* schedlink = nullptr;  ///< next G in a run queue or a free list
@@ -114,9 +117,10 @@ struct G {
   void* asan_fake_stack = nullptr;  ///< AddressSanitizer's saved fake stack
 };
 
-/// Go's deadlock report: "all goroutines are asleep - deadlock!", then one
-/// line per goroutine of `waiting` by id ("goroutine 1 [chan receive]:
-/// last ran on M 0, waiting 3 ms"). For the runtimes' checkdead.
+/// Go's deadlock report: "all goroutines are asleep - deadlock!", then
+/// every goroutine of `waiting` by id, as goroutine_dump.h prints them
+/// ("goroutine 1 [chan receive, 3 ms]:" and where it last ran). For the
+/// runtimes' checkdead.
 std::string deadlock_report(std::vector<const G*> waiting);
 
 /// The time a sleep of `d` from now ends (max() if that overflows), for

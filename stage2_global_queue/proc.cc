@@ -21,6 +21,18 @@ using Clock = std::chrono::steady_clock;
 
 // ---- Goroutine side ------------------------------------------------------
 
+namespace {
+// Every goroutine, gp first, for the report of gp's unrecovered exception
+// ("" if even that fails: the report then names gp alone).
+std::string panic_dump(const G* gp) noexcept {
+  try {
+    return getm()->rt->dump_goroutines(gp);
+  } catch (...) {
+    return "";
+  }
+}
+}  // namespace
+
 // The first and last frame of every goroutine, on its own stack.
 void goroutine_entry(void* arg) noexcept {
   on_goroutine_start();
@@ -32,7 +44,7 @@ void goroutine_entry(void* arg) noexcept {
   } catch (const Goexit&) {
     // ended by the runtime at exit
   } catch (...) {
-    die_of_panic(gp->goid, std::current_exception());
+    die_of_panic(gp->goid, std::current_exception(), panic_dump(gp));
   }
   if (gp->goid == 1) getm()->rt->exit_after_main();  // still goroutine 1
   gp->fn = nullptr;  // its destructors run while it is still a goroutine
@@ -288,7 +300,8 @@ void Runtime::park_m(M* m, G* gp) {
     } else {
       gp->waiting = s;
       gp->waitreason.store(m->park_reason, std::memory_order_relaxed);
-      gp->waitsince = coarse_now();
+      gp->waitsince.store(coarse_now().time_since_epoch().count(),
+                          std::memory_order_relaxed);
       casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
       if (m->park_reason != WaitReason::kSleep) {
         ++nblocked_;

@@ -26,6 +26,19 @@ Runtime::~Runtime() {
   for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
 }
 
+std::string Runtime::dump_goroutines(const G* first) const {
+  std::vector<const G*> gs;
+  {
+    std::lock_guard lk(sched_);
+    for (const auto& g : allgs_) gs.push_back(g.get());
+  }
+  std::string text;
+  if (first != nullptr) {
+    text = goroutine_lines(*first, std::chrono::steady_clock::now()) + "\n";
+  }
+  return text + goroutine_dump(std::move(gs), first ? first->goid.load() : 0);
+}
+
 Stats Runtime::stats() const {
   std::lock_guard lk(sched_);
   Stats s = stats_;
@@ -55,6 +68,7 @@ void Runtime::run(std::function<void()> main) {
     goidgen_ = 0;
     all_dead_.clear();
   }
+  SigquitDump sigquit([this] { return dump_goroutines(); });
   trace_.start(*config_.trace);
   start_ms();  // throws, with the runtime stopped again, on failure
   try {

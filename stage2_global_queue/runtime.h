@@ -66,6 +66,7 @@
 #include "common/wait_group.h"
 #include "stage2_global_queue/config.h"
 #include "stage2_global_queue/g.h"
+#include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/m.h"
 #include "stage2_global_queue/sched.h"
 #include "stage2_global_queue/stack.h"
@@ -131,6 +132,10 @@ class Runtime {
 
   /// Counters of the current or last run().
   Stats stats() const;
+
+  /// Every goroutine not dead, as goroutine_dump.h prints them; `first`'s
+  /// block first (a panic's goroutine). Any thread; SIGQUIT prints it.
+  std::string dump_goroutines(const G* first = nullptr) const;
 
  private:
   friend struct Sched;

@@ -34,6 +34,20 @@ Runtime::~Runtime() {
   for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
 }
 
+std::string Runtime::dump_goroutines(const G* first) const {
+  std::vector<const G*> gs;
+  {
+    std::lock_guard gl(allglock_);
+    for (const auto& g : allgs_) gs.push_back(g.get());
+  }
+  std::string text;
+  if (first != nullptr) {
+    text = stage2::goroutine_lines(*first, Clock::now()) + "\n";
+  }
+  return text +
+         stage2::goroutine_dump(std::move(gs), first ? first->goid.load() : 0);
+}
+
 Stats Runtime::stats() const {
   std::lock_guard lk(sched_);
   Stats s = stats_;
@@ -98,6 +112,7 @@ void Runtime::run(std::function<void()> main) {
     for (int i = *config_.procs - 1; i >= 0; --i) pidleput(allp_[i].get());
     started_at_ = Clock::now();
   }
+  stage2::SigquitDump sigquit([this] { return dump_goroutines(); });
   // Stage 5 opens the trace itself, around its sysmon thread.
   bool own_trace = !trace_.on();
   if (own_trace) trace_.start(*config_.trace);

@@ -77,6 +77,7 @@
 #include "common/runtime_lock.h"
 #include "common/wait_group.h"
 #include "stage2_global_queue/g.h"
+#include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/stack.h"
 #include "stage2_global_queue/timers.h"
 #include "stage3_gmp/config.h"
@@ -158,6 +159,11 @@ class Runtime {
   /// idleprocs=0 threads=3 ..."), and with `detailed` one line per P, M
   /// and goroutine. Any thread; while running or after.
   std::string schedtrace(bool detailed) const;
+
+  /// Every goroutine not dead, as stage 2's goroutine_dump.h prints them
+  /// (with the P each last ran on); `first`'s block first (a panic's
+  /// goroutine). Any thread; SIGQUIT prints it.
+  std::string dump_goroutines(const G* first = nullptr) const;
 
  protected:
   // Protected, not private: stage 4 (stage4_syscalls/runtime.h) is this

@@ -27,6 +27,18 @@ constexpr std::uint32_t kFairness = 61;  // Go's 1-in-61 global queue check
 
 // ---- The goroutine's first and last frame ------------------------------------
 
+namespace {
+// Every goroutine, gp first, for the report of gp's unrecovered exception
+// ("" if even that fails: the report then names gp alone).
+std::string panic_dump(const Runtime* rt, const G* gp) noexcept {
+  try {
+    return rt->dump_goroutines(gp);
+  } catch (...) {
+    return "";
+  }
+}
+}  // namespace
+
 void goroutine_entry(void* arg) noexcept {
   stage2::on_goroutine_start();
   G* gp = static_cast<G*>(arg);
@@ -42,7 +54,7 @@ void goroutine_entry(void* arg) noexcept {
     } catch (const Goexit&) {
       // ended by the runtime at exit
     } catch (...) {
-      die_of_panic(gp->goid, std::current_exception());
+      die_of_panic(gp->goid, std::current_exception(), panic_dump(rt, gp));
     }
     if (gp->goid == 1) rt->exit_after_main();  // still goroutine 1
     (finished ? rt->finished_ : rt->exited_)
@@ -261,6 +273,7 @@ void Runtime::execute(M* m, G* gp, bool inherit_time) {
   casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
   gp->started = true;
   gp->last_m.store(m->id, std::memory_order_relaxed);
+  gp->last_p.store(pp->id, std::memory_order_relaxed);
   m->curg = gp;
   m->curg_goid.store(gp->goid, std::memory_order_relaxed);
   m->call = stage2::MCall::kNone;
@@ -280,7 +293,8 @@ void Runtime::park_m(M* m, G* gp) {
   Sudog<G*>* s = m->park_sudog;
   gp->waiting = s;
   gp->waitreason.store(m->park_reason, std::memory_order_relaxed);
-  gp->waitsince = stage2::coarse_now();
+  gp->waitsince.store(stage2::coarse_now().time_since_epoch().count(),
+                      std::memory_order_relaxed);
   casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
   if (exiting_.load(std::memory_order_seq_cst) && s->try_cancel()) {
     // main has returned: do not park. The object's lock is still ours.

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,6 +50,60 @@ TYPED_TEST_P(ApiDeathTest, UnrecoveredRuntimePanicReadsAsInGo) {
               "panic: close of closed channel\n\ngoroutine 1 \\[running\\]:");
 }
 
+// Stages 2-5 (goroutine_dump.h): the panicking goroutine first, then every
+// other one with its state, how long it has waited and where it last ran.
+TYPED_TEST_P(ApiDeathTest, PanicReportListsEveryGoroutine) {
+  if constexpr (!kHasGoroutineDump<TypeParam>) {
+    GTEST_SKIP() << "stage 1's goroutines are plain tasks: no dump";
+  } else {
+    auto program = [] {
+      run_with<TypeParam>(2, [] {
+        typename TypeParam::template Chan<int> never;
+        typename TypeParam::WaitGroup wg;
+        wg.add(1);
+        TypeParam::go([&] { (void)never.recv(); });
+        TypeParam::go([] {
+          TypeParam::sleep_for(std::chrono::milliseconds(20));
+          throw std::runtime_error("boom");
+        });
+        wg.wait();
+      });
+    };
+    EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+                "panic: std::runtime_error: boom\n\n"
+                "goroutine 3 \\[running\\]:\n\tlast ran on M [0-9]+[^\n]*\n"
+                "\tcreated by goroutine 1: [^\n]+\n\n"
+                "goroutine 1 \\[sync.WaitGroup.Wait, [0-9]+ ms\\]:\n"
+                "\tlast ran on M [0-9]+[^\n]*\n\tcreated by Runtime::run: [^\n]+\n\n"
+                "goroutine 2 \\[chan receive, [0-9]+ ms\\]:");
+  }
+}
+
+// Stages 2-5: SIGQUIT prints every goroutine of the running runtime and
+// ends the program with status 2, as in Go.
+TYPED_TEST_P(ApiDeathTest, SigquitDumpsEveryGoroutine) {
+  if constexpr (!kHasGoroutineDump<TypeParam>) {
+    GTEST_SKIP() << "stage 1's goroutines are plain tasks: no dump";
+  } else {
+    auto program = [] {
+      run_with<TypeParam>(2, [] {
+        typename TypeParam::template Chan<int> never;
+        TypeParam::go([&] { (void)never.recv(); });
+        TypeParam::sleep_for(std::chrono::milliseconds(10));
+        ::raise(SIGQUIT);
+        TypeParam::sleep_for(std::chrono::seconds(60));  // the dump ends us
+      });
+    };
+    EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+                "SIGQUIT: quit\n\n"
+                "goroutine 1 \\[(running|sleep, [0-9]+ ms)\\]:\n"
+                "\tlast ran on M [0-9]+[^\n]*\n\tcreated by Runtime::run: [^\n]+\n\n"
+                "goroutine 2 \\[chan receive, [0-9]+ ms\\]:\n"
+                "\tlast ran on M [0-9]+[^\n]*\n"
+                "\tcreated by goroutine 1: [^\n]+\n");
+  }
+}
+
 TYPED_TEST_P(ApiDeathTest, AllGoroutinesAsleepIsADeadlock) {
   auto program = [] {
     run_with<TypeParam>(procs_for<TypeParam>(2, 2), [] {
@@ -59,8 +116,8 @@ TYPED_TEST_P(ApiDeathTest, AllGoroutinesAsleepIsADeadlock) {
   };
   EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
               "fatal error: all goroutines are asleep - deadlock!\n\n"
-              "(.|\n)*goroutine 1 \\[chan receive\\]"
-              "(.|\n)*goroutine 2 \\[sync.Mutex.Lock\\]");
+              "(.|\n)*goroutine 1 \\[chan receive(, [0-9]+ ms)?\\]"
+              "(.|\n)*goroutine 2 \\[sync.Mutex.Lock(, [0-9]+ ms)?\\]");
 }
 
 TYPED_TEST_P(ApiDeathTest, UnlockOfUnlockedMutexIsFatal) {
@@ -96,6 +153,8 @@ TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
 REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             ExceptionEscapingAGoroutineEndsTheProgram,
                             UnrecoveredRuntimePanicReadsAsInGo,
+                            PanicReportListsEveryGoroutine,
+                            SigquitDumpsEveryGoroutine,
                             AllGoroutinesAsleepIsADeadlock,
                             UnlockOfUnlockedMutexIsFatal,
                             DestroyingAnObjectAGoroutineWaitsOnIsFatal);

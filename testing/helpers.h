@@ -30,4 +30,10 @@ bool conserved(const Stats& s) {
              s.goroutines_never_started;
 }
 
+/// Whether stage `Api`'s runtime prints goroutine dumps (stages 2-5:
+/// stage2_global_queue/goroutine_dump.h); stage 1's tasks have none.
+template <class Api>
+constexpr bool kHasGoroutineDump =
+    requires(const typename Api::Runtime& rt) { rt.dump_goroutines(); };
+
 }  // namespace gmp::testing
