@@ -103,3 +103,25 @@ TEST(ConfigTest, ExplicitFieldsAreValidated) {
 
 }  // namespace
 }  // namespace gmp::stage3
+
+TEST(ConfigTest, TracePathIsCheckedWhenTheRuntimeIsMade) {
+  using gmp::stage3::Config;
+  using gmp::ConfigError;
+  Config c;
+  c.trace = "/nonexistent-dir/t.json";
+  try {
+    c.validate();
+    FAIL() << "a trace file in a missing folder was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "stage3::Config.trace = \"/nonexistent-dir/t.json\" is "
+                  "invalid: the trace file cannot be created there"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(Config{}.resolve(nullptr, nullptr, "/tmp/"), ConfigError);
+  Config off = Config{}.resolve(nullptr, nullptr, nullptr);
+  EXPECT_EQ(*off.trace, "");  // unset and no GMP_TRACE: off
+  Config on = Config{}.resolve(nullptr, nullptr, "t.json");
+  EXPECT_EQ(*on.trace, "t.json");
+}
