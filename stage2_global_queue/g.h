@@ -80,13 +80,6 @@ struct G {
     return atomicstatus.load(std::memory_order_acquire);
   }
 
-  /// The goroutine that made it (0: run() made it), for goroutine dumps
-  /// (Go's parentGoid). Set by newproc like goid.
-  std::atomic<std::uint64_t> parent_goid{0};
-  /// Its function's type (`fn.target_type()`), for traces and dumps: the
-  /// label "main()::{lambda()#1}". Set by newproc like goid.
-  std::atomic<const std::type_info*> fn_type{nullptr};
-
   // Written by the goroutine's own M before it publishes a new status.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped
   Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
@@ -115,6 +108,14 @@ struct G {
   // Sanitizer bookkeeping, owned by whichever thread switches to/from it.
   void* tsan_fiber = nullptr;       ///< ThreadSanitizer's fiber of this G
   void* asan_fake_stack = nullptr;  ///< AddressSanitizer's saved fake stack
+
+  // For dumps and traces only (cold): set by newproc like goid.
+  /// The goroutine that made it (0: run() made it), for goroutine dumps
+  /// (Go's parentGoid). Set by newproc like goid.
+  std::atomic<std::uint64_t> parent_goid{0};
+  /// Its function's type (`fn.target_type()`), for traces and dumps: the
+  /// label "main()::{lambda()#1}". Set by newproc like goid.
+  std::atomic<const std::type_info*> fn_type{nullptr};
 };
 
 /// Go's deadlock report: "all goroutines are asleep - deadlock!", then

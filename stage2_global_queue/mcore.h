@@ -49,11 +49,6 @@ struct MCore {
   std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
   bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
 
-  /// This M's execution-trace buffer while a traced run is under way, or
-  /// null (tracing off: every event site is one test of this pointer).
-  /// Set by the M's own thread when it starts; only that thread records.
-  trace::Buffer* trace = nullptr;
-
   /// This thread's C++ exception-handling globals (__cxa_get_globals()),
   /// looked up once: they belong to the thread, and an M is one thread.
   void* eh_globals = nullptr;
@@ -69,6 +64,11 @@ struct MCore {
   /// yet) only means no signal.
   std::atomic<int> tid{0};
   stack_t previous_signal_stack{};       ///< the thread's, put back at exit
+
+  /// This M's execution-trace buffer while a traced run is under way, or
+  /// null (tracing off: every event site is one test of this pointer).
+  /// Set by the M's own thread when it starts; only that thread records.
+  trace::Buffer* trace = nullptr;
 };
 
 }  // namespace gmp::stage2
