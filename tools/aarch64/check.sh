@@ -28,15 +28,17 @@ sources=(common/check.cc common/errors.cc common/note.cc common/runtime_lock.cc
          common/wait_reason.cc
          stage2_global_queue/checkdead.cc stage2_global_queue/config.cc
          stage2_global_queue/context.cc stage2_global_queue/context_aarch64.S
-         stage2_global_queue/g.cc stage2_global_queue/proc.cc
+         stage2_global_queue/g.cc stage2_global_queue/goroutine_dump.cc
+         stage2_global_queue/proc.cc
          stage2_global_queue/runtime.cc stage2_global_queue/signals.cc
          stage2_global_queue/stack.cc stage2_global_queue/switch.cc
          stage2_global_queue/tls.cc
+         trace/json.cc trace/tracer.cc
          testing/test_main.cc)
 
 echo "aarch64: compiling gtest, common/ and stage2_global_queue/ ($CXX)"
 # The newest of the course's headers: an object older than it is rebuilt.
-newest_header=$(ls -t common/*.h stage2_global_queue/*.h testing/*.h | head -n 1)
+newest_header=$(ls -t common/*.h stage2_global_queue/*.h testing/*.h trace/*.h | head -n 1)
 objs=()
 compile() {  # source [extra flags...]: one object per source, rebuilt if
   local src=$1 obj="$out/$(echo "$1" | tr / _).o"  # it or a header is newer
