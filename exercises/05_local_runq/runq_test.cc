@@ -81,6 +81,7 @@ void owner_and_thieves(std::uint64_t seed, int n) {
   std::vector<G> gs = make_gs(n);
   std::vector<std::atomic<int>> taken(n);
   std::atomic<int> total{0};
+  std::atomic<bool> owner_done{false};  // the owner has drained the victim
   LocalRunQueue victim;
   auto take = [&](G* g) {
     taken[g->id].fetch_add(1, std::memory_order_relaxed);
@@ -96,16 +97,26 @@ void owner_and_thieves(std::uint64_t seed, int n) {
         }
       }
       while (G* mine = victim.runqget()) take(mine);
+      owner_done.store(true, std::memory_order_release);
       return;
     }
+    // A thief stops when everything is taken, or when the owner is done
+    // and the victim has nothing left for it: then a goroutine that was
+    // never taken was lost, which the checks below report (no hang).
     LocalRunQueue own;  // a thief's own queue
     while (total.load(std::memory_order_relaxed) < n) {
+      bool finished = owner_done.load(std::memory_order_acquire);
       G* g = own.runqget();
       if (g == nullptr) g = own.runqsteal(victim);
-      if (g != nullptr) take(g);
+      if (g != nullptr) {
+        take(g);
+      } else if (finished) {
+        break;
+      }
       chaos.point();
     }
   });
+  EXPECT_EQ(total.load(), n) << "goroutines taken, of " << n;
   for (int i = 0; i < n; ++i) {
     ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
                                   << taken[i].load() << " times";
@@ -113,6 +124,7 @@ void owner_and_thieves(std::uint64_t seed, int n) {
 }
 
 TEST(LocalRunQueueStress, OwnerAndThievesTakeEachGoroutineOnce) {
+  Watchdog dog("OwnerAndThievesTakeEachGoroutineOnce", 120);
   for (std::uint64_t seed : stress_seeds(12, "runq.owner_and_thieves")) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     owner_and_thieves(seed, 5000);

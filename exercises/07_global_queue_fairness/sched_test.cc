@@ -86,6 +86,12 @@ TEST(Pick, Every61stScheduleLooksAtTheGlobalQueueFirst) {
   Pool pool;
   Sched sched;
   P pp;
+  // At a multiple of 61 with nothing global, the local work still runs.
+  pp.schedtick = 61;
+  G* alone = pool.make();
+  runqput(pp, alone, false);
+  ASSERT_EQ(pick(sched, pp), Got(alone, false))
+      << "tick 61, empty global queue: the local goroutine must run";
   pp.schedtick = 1;
   // Two goroutines that yield forever keep the local queue busy.
   runqput(pp, pool.make(), false);
@@ -139,8 +145,12 @@ void global_queue_is_never_starved(std::uint64_t seed) {
       runqput(pp, pool.make(), rng.below(4) == 0);
     }
     std::size_t before = sched.grq.size();
+    bool work = !sched.grq.empty() || !pp.runq.empty() || pp.runnext != nullptr;
     Got got = pick(sched, pp);
-    if (got.first == nullptr) continue;
+    if (got.first == nullptr) {
+      ASSERT_FALSE(work) << "step " << step << ": no pick while work waits";
+      continue;
+    }
     execute(pp, got.second);
     if (sched.grq.size() < before || sched.grq.empty()) {
       since_global = 0;

@@ -26,6 +26,7 @@ import json
 import os
 import pathlib
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -167,7 +168,10 @@ def generated_files(exercises):
 
 def bazel_flags(args):
     flags = []
-    if os.environ.get("CI") == "true":
+    # Warnings are errors only for the course's own check: a student's code
+    # (GitHub Classroom sets CI=true too) is graded on its tests, not on
+    # the compiler's warnings, which still show.
+    if args.check:
         flags.append("--config=ci")
     if args.config:
         flags.append(f"--config={args.config}")
@@ -231,18 +235,48 @@ def tail(text, n=12):
     return "\n".join(lines[-n:])
 
 
+def sanitizer_env(config):
+    """The test environment .bazelrc gives `bazel test --config=CONFIG`
+    (its `test:CONFIG --test_env=NAME=VALUE` lines: ASAN_OPTIONS...), so
+    that a test the grader runs itself behaves as under bazel test."""
+    env = {}
+    if not config:
+        return env
+    for line in (ROOT / ".bazelrc").read_text().splitlines():
+        words = line.split()
+        if words[:1] != [f"test:{config}"]:
+            continue
+        for w in words[1:]:
+            if w.startswith("--test_env=") and "=" in w[len("--test_env="):]:
+                name, value = w[len("--test_env="):].split("=", 1)
+                env[name] = value
+    return env
+
+
+def run_process(cmd, env, timeout):
+    """Runs cmd in a session of its own; on timeout kills the whole
+    session (the test and any process it started). Returns a
+    CompletedProcess, or None on timeout."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
 def run_test(binary, name, args):
     """Runs one test in its own process; returns (passed, message)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = pathlib.Path(tmp) / "report.json"
         env = dict(os.environ, GMP_EXERCISE_SEED=str(args.seed),
-                   TEST_TMPDIR=tmp)
-        try:
-            out = subprocess.run(
-                [binary, f"--gtest_filter={name}",
-                 f"--gtest_output=json:{report}"],
-                capture_output=True, text=True, env=env, timeout=args.timeout)
-        except subprocess.TimeoutExpired:
+                   TEST_TMPDIR=tmp, **sanitizer_env(args.config))
+        out = run_process([binary, f"--gtest_filter={name}",
+                           f"--gtest_output=json:{report}"], env, args.timeout)
+        if out is None:
             return False, f"timed out after {args.timeout} s (a hang?)"
         ran = None
         try:
@@ -265,6 +299,8 @@ def run_test(binary, name, args):
         for tool in ("ThreadSanitizer", "AddressSanitizer", "UndefinedBehaviorSanitizer"):
             if f"ERROR: {tool}" in out.stderr or f"WARNING: {tool}" in out.stderr:
                 how += f"; {tool} reported an error, see below"
+        if " runtime error: " in out.stderr and "Sanitizer" not in how:
+            how += "; UndefinedBehaviorSanitizer reported an error, see below"
         return False, f"crashed ({how}):\n" + tail(out.stdout + out.stderr)
 
 
@@ -385,9 +421,17 @@ def check(args, exercises):
         bad += [f"{r['id']}: {p}" for p in r["problems"]]
         bad += [f"{r['id']}: the solution fails {t['name']}"
                 for t in r["tests"] if not t["passed"]]
+    # A skeleton must build and start, so that a student begins from code
+    # that compiles and tests that fail on their own assertions.
+    unusable = ("does not compile", "the test binary", "no such test")
     for r in skel:
+        bad += [f"{r['id']}: skeleton: {p}" for p in r["problems"]]
         bad += [f"{r['id']}: the skeleton passes {t['name']}"
                 for t in r["tests"] if t["passed"]]
+        bad += sorted({f"{r['id']}: the skeleton cannot be graded: "
+                       f"{t['message'].splitlines()[0]}"
+                       for t in r["tests"]
+                       if t["message"].startswith(unusable)})
         print(f"  {r['id']}: skeleton {r['score']}/{r['max']}")
     s_sol, top = totals(sol)
     s_skel, _ = totals(skel)
