@@ -28,6 +28,7 @@ for stage in stage2 stage3 stage4 stage5; do
     if ! python3 "$check" "$out"; then
       echo "FAIL: $stage: the trace's structure is broken (run $attempt)"
       fail=1
+      ok=broken
       break
     fi
     if python3 "$check" "$out" --expect "${expect[$stage]}" >/dev/null; then
@@ -36,7 +37,7 @@ for stage in stage2 stage3 stage4 stage5; do
     fi
     echo "($stage: run $attempt lacked one of: ${expect[$stage]}; again)"
   done
-  if [[ $ok != 1 ]]; then
+  if [[ $ok == 0 ]]; then
     echo "FAIL: $stage: never showed ${expect[$stage]} in 8 runs"
     fail=1
   fi
