@@ -114,7 +114,7 @@ void Runtime::run(std::function<void()> main) {
   }
   stage2::SigquitDump sigquit([this] { return dump_goroutines(); });
   // Stage 5 opens the trace itself, around its sysmon thread.
-  bool own_trace = !trace_.on();
+  bool own_trace = !trace_.open();
   if (own_trace) trace_.start(*config_.trace);
   try {
     newproc(std::move(main), nullptr);  // goroutine 1, on the GRQ

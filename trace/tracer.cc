@@ -59,6 +59,7 @@ std::string Tracer::write(const RunInfo& info) const {
 void Session::start(const std::string& path) {
   tracer_.reset();
   run_buffer_ = nullptr;
+  open_ = true;
   if (path.empty()) return;
   // "%r": this run's number in the process, so that a program with several
   // runs (the demos) keeps a file per run.
@@ -72,6 +73,7 @@ void Session::start(const std::string& path) {
 }
 
 void Session::finish(const RunInfo& info) noexcept {
+  open_ = false;
   if (tracer_ == nullptr) return;
   std::string error;
   try {

@@ -189,6 +189,9 @@ class Session {
   }
   /// Whether this run is traced (any thread, during the run).
   bool on() const noexcept { return tracer_ != nullptr; }
+  /// Whether start() was called and finish() not yet (traced or not):
+  /// stage 3's run() leaves a session stage 5 opened alone. run()'s thread.
+  bool open() const noexcept { return open_; }
   /// run()'s own thread's buffer, or null if off.
   Buffer* run_buffer() const noexcept { return run_buffer_; }
   /// At run()'s end: writes the file, or prints to stderr why it could not
@@ -198,6 +201,7 @@ class Session {
  private:
   std::unique_ptr<Tracer> tracer_;  // run()'s thread (see above)
   Buffer* run_buffer_ = nullptr;    // owned by tracer_
+  bool open_ = false;               // run()'s thread only
 };
 
 /// The check a Config's `trace` path gets: "" (off) or a file whose folder
