@@ -88,15 +88,16 @@ void run_child(Preempt mode, bool with_call) {
   std::string arg = std::string("--child=") + mode_name(mode) +
                     (with_call ? ",call" : ",nocall");
   char* argv[] = {const_cast<char*>("demo"), arg.data(), nullptr};
-  std::fflush(stdout);
-  pid_t pid;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, environ) != 0) {
-    std::perror("demo: posix_spawn");
-    return;
-  }
+  // The row's label goes out before the child starts: the child writes its
+  // result to the same stdout, and could otherwise print it first.
   std::printf("   %-12s %-24s ", mode_name(mode),
               with_call ? "loop calls a function" : "loop: u -= 2 only");
   std::fflush(stdout);
+  pid_t pid;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, environ) != 0) {
+    std::printf("could not start the child: posix_spawn failed\n");
+    return;
+  }
   auto start = Clock::now();
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
