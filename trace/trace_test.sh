@@ -43,8 +43,15 @@ for stage in stage2 stage3 stage4 stage5; do
   fi
 done
 
-# The checker must reject broken traces (fixtures in tools/trace/testdata).
+# The checker must pass sound traces and reject broken ones, each for its
+# own reason (fixtures in tools/trace/testdata).
 testdata=$(dirname "$check")/testdata
+for good in "$testdata"/ok_*.json; do
+  if ! python3 "$check" "$good"; then
+    echo "FAIL: check_trace rejected $(basename "$good")"
+    fail=1
+  fi
+done
 for bad in "$testdata"/bad_*.json; do
   want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["otherData"]["expected_error"])' "$bad")
   if got=$(python3 "$check" "$bad"); then

@@ -12,9 +12,11 @@ The checks:
     no later than it, and nothing is left open; no event was dropped and the
     writer closed nothing by force;
   - a P runs one goroutine at a time, and a goroutine runs on one M at a
-    time;
-  - every goroutine created ends (returns, unwinds, or is dropped unrun),
-    and the counts agree with "otherData";
+    time; each run on a P is also open on the M it names;
+  - the trace holds goroutine 1 and at least one run;
+  - every goroutine is created once, runs only after its creation, ends
+    once (returns, unwinds, or is dropped unrun) and never runs again after
+    that, and the counts agree with "otherData";
   - every flow has one start and one end: steals go from one real P track
     ("P<n>", n < procs) to another, hand-offs from an M (or sysmon) to an M,
     and their arguments name those tracks;
@@ -46,7 +48,7 @@ class Trace:
 
 def check_fields(t, bad):
     for i, e in enumerate(t.events):
-        for key in ("ph", "pid"):
+        for key in ("ph", "pid", "tid"):
             if key not in e:
                 bad.append(f"event {i} has no {key!r}: {e}")
         if e.get("ph") != "M":
@@ -56,9 +58,11 @@ def check_fields(t, bad):
 
 
 def check_slices(t, bad):
-    """B/E balance per track; one goroutine per P and per goroutine."""
+    """B/E balance per track; one goroutine per P and per goroutine.
+    Returns the goroutine runs on the Ms: {goid: [(begin, end, M track)]}."""
     stacks = collections.defaultdict(list)
     running_on = {}  # goid -> M track running it
+    m_runs = collections.defaultdict(list)
     timed = sorted((e for e in t.events if e["ph"] in "BE"),
                    key=lambda e: e["ts"])  # stable: file order at equal ts
     for e in timed:
@@ -86,6 +90,7 @@ def check_slices(t, bad):
                 bad.append(f"{t.track(e)}: {b['name']} ends before it begins")
             if b.get("cat") == "goroutine" and t.process.get(e["pid"]) == "Ms":
                 running_on.pop(b["args"]["goid"], None)
+                m_runs[b["args"]["goid"]].append((b["ts"], e["ts"], t.track(e)))
     for key, stack in stacks.items():
         for b in stack:
             bad.append(f"{t.names.get(key, key)}: {b['name']} never ends")
@@ -93,33 +98,76 @@ def check_slices(t, bad):
         bad.append(f"the writer closed {t.other['forced_ends']} slices by force")
     if t.other.get("dropped_events"):
         bad.append(f"{t.other['dropped_events']} events were dropped")
+    return m_runs
 
 
-def check_goroutines(t, bad):
+def check_p_runs(t, bad, m_runs):
+    """Every run on a P track is open, at its start, on the M it names."""
+    for e in t.events:
+        if e["ph"] != "B" or e.get("cat") != "goroutine" or \
+                t.process.get(e["pid"]) != "Ps":
+            continue
+        args = e.get("args", {})
+        if "m" not in args:
+            bad.append(f"{t.track(e)}: G{args.get('goid')} at {e['ts']} "
+                       f"names no M")
+            continue
+        m = "M" + str(args["m"])
+        if not any(track == m and b <= e["ts"] <= end
+                   for b, end, track in m_runs.get(args.get("goid"), [])):
+            bad.append(f"{t.track(e)}: G{args.get('goid')} at {e['ts']} "
+                       f"runs on {m}, which is not running it")
+
+
+def check_goroutines(t, bad, m_runs):
+    """Each goroutine's life: created once, runs after that, ends once,
+    never runs after its end. Returns the ids created."""
     end_goid = goids_of_ends(t)
-    created = set()
-    ended = set()
+    created = {}  # goid -> ts
+    ended = {}    # goid -> ts
     for e in t.events:
         args = e.get("args", {})
+        goid = None
         if e["ph"] == "i" and e.get("cat") == "go":
+            goid = args["goid"]
             if e["name"].startswith("go G"):
-                if args["goid"] in created:
-                    bad.append(f"G{args['goid']} created twice")
-                created.add(args["goid"])
-            elif "never started" in e["name"]:
-                ended.add(args["goid"])
-        if e["ph"] == "E" and args.get("reason") == "exit" and \
+                if goid in created:
+                    bad.append(f"G{goid} created twice")
+                created[goid] = e["ts"]
+                continue
+            if "never started" not in e["name"]:
+                continue
+        elif e["ph"] == "E" and args.get("reason") == "exit" and \
                 t.process.get(e["pid"]) == "Ms":
-            ended.add(end_goid.get(id(e)))
-    ended.discard(None)
-    for g in sorted(created - ended):
+            goid = end_goid.get(id(e))
+        if goid is None:
+            continue
+        if goid in ended:
+            bad.append(f"G{goid} ends twice (at {ended[goid]} and {e['ts']})")
+        ended[goid] = e["ts"]
+    for g in sorted(set(created) - set(ended)):
         bad.append(f"G{g} was created and never ended")
-    for g in sorted(ended - created):
+    for g in sorted(set(ended) - set(created)):
         bad.append(f"G{g} ended but was never created")
+    for g, runs in sorted(m_runs.items()):
+        for b, end, track in runs:
+            if g in created and b < created[g]:
+                bad.append(f"G{g} runs on {track} at {b}, before its "
+                           f"creation at {created[g]}")
+            if g in ended and end > ended[g]:
+                bad.append(f"G{g} runs on {track} at {b}, after its end at "
+                           f"{ended[g]}")
+    if 1 not in created:
+        bad.append("no goroutine 1 (main) in the trace")
+    if not m_runs:
+        bad.append("no goroutine ever ran in the trace")
     if len(created) != t.other.get("goroutines_created"):
         bad.append(f"{len(created)} creations in the events, "
                    f"{t.other.get('goroutines_created')} in otherData")
-    return created
+    if len(ended) != t.other.get("goroutines_ended"):
+        bad.append(f"{len(ended)} ends in the events, "
+                   f"{t.other.get('goroutines_ended')} in otherData")
+    return set(created)
 
 
 def goids_of_ends(t):
@@ -218,8 +266,9 @@ def main(argv):
         return 1
     procs = t.other.get("procs", 0)
     check_fields(t, bad)
-    check_slices(t, bad)
-    created = check_goroutines(t, bad)
+    m_runs = check_slices(t, bad)
+    check_p_runs(t, bad, m_runs)
+    created = check_goroutines(t, bad, m_runs)
     flows = check_flows(t, bad, procs)
     check_tracks(t, bad)
     kinds = summary(t, created, flows)
