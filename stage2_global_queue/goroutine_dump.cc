@@ -47,16 +47,15 @@ std::string goroutine_lines(const G& g,
   return text;
 }
 
-std::string goroutine_dump(std::vector<const G*> gs, std::uint64_t skip_goid) {
+std::string goroutine_dump(std::vector<const G*> gs, const G* first) {
   std::sort(gs.begin(), gs.end(),
             [](const G* a, const G* b) { return a->goid < b->goid; });
   auto now = std::chrono::steady_clock::now();
   std::string text;
+  if (first != nullptr) text = goroutine_lines(*first, now) + "\n";
   for (const G* g : gs) {
     GStatus s = g->readgstatus();
-    if (s == GStatus::kDead || s == GStatus::kIdle || g->goid == skip_goid) {
-      continue;
-    }
+    if (s == GStatus::kDead || s == GStatus::kIdle || g == first) continue;
     text += goroutine_lines(*g, now) + "\n";
   }
   return text;
@@ -68,7 +67,7 @@ namespace {
 
 struct Registry {
   std::mutex mu;  // protects dumps; held while a dump runs
-  std::vector<const std::function<std::string()>*> dumps;
+  std::vector<const SigquitDump*> dumps;  // the runtimes running now
   sem_t quit;  // posted by the handler (async-signal-safe), waited on by the
                // watcher; a semaphore, not a pipe: no descriptor is used
 };
@@ -92,7 +91,14 @@ void watch() {
   std::string text = "SIGQUIT: quit\n\n";
   {
     std::lock_guard lk(r.mu);
-    for (const auto* dump : r.dumps) text += (*dump)();
+    for (std::size_t i = 0; i < r.dumps.size(); ++i) {
+      if (r.dumps.size() > 1) {  // which runtime each list belongs to
+        text += "runtime " + std::to_string(i + 1) + " of " +
+                std::to_string(r.dumps.size()) + ": " + r.dumps[i]->name() +
+                "\n\n";
+      }
+      text += r.dumps[i]->dump();
+    }
     if (r.dumps.empty()) text += "(no runtime is running)\n";
   }
   detail::die(text);
@@ -108,7 +114,9 @@ void install() {
   struct sigaction sa {};
   sa.sa_handler = on_sigquit;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
+  // SA_ONSTACK: on the M's alternate signal stack, as every handler here
+  // runs (a goroutine's stack may be nearly full when the signal comes).
+  sa.sa_flags = SA_RESTART | SA_ONSTACK;
   if (::sigaction(SIGQUIT, &sa, nullptr) != 0) {
     fatal("SIGQUIT dump: cannot install the handler");
   }
@@ -116,18 +124,18 @@ void install() {
 
 }  // namespace
 
-SigquitDump::SigquitDump(std::function<std::string()> dump)
-    : dump_(std::move(dump)) {
+SigquitDump::SigquitDump(std::string name, std::function<std::string()> dump)
+    : name_(std::move(name)), dump_(std::move(dump)) {
   static std::once_flag once;
   std::call_once(once, install);
   std::lock_guard lk(registry().mu);
-  registry().dumps.push_back(&dump_);
+  registry().dumps.push_back(this);
 }
 
 SigquitDump::~SigquitDump() {
   Registry& r = registry();
   std::lock_guard lk(r.mu);
-  r.dumps.erase(std::find(r.dumps.begin(), r.dumps.end(), &dump_));
+  r.dumps.erase(std::find(r.dumps.begin(), r.dumps.end(), this));
 }
 
 }  // namespace gmp::stage2

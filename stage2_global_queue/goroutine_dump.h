@@ -19,7 +19,8 @@
 ///
 /// SIGQUIT (Ctrl-\ in a terminal, or kill -QUIT): as Go does, the program
 /// prints "SIGQUIT: quit", then every goroutine of every runtime running at
-/// that moment, and exits with status 2. The signal handler only posts a
+/// that moment, and exits with status 2. When several runtimes run, each
+/// list starts with a line naming its runtime ("runtime 2 of 2: stage3"). The signal handler only posts a
 /// semaphore (all it may safely do); a watcher thread, started with
 /// the handler by the first run(), reads it and prints the dumps, taking
 /// the runtimes' locks as any thread may. A runtime whose scheduler is
@@ -41,11 +42,23 @@ namespace gmp::stage2 {
 std::string goroutine_lines(const G& g,
                             std::chrono::steady_clock::time_point now);
 
-/// The blocks of every goroutine in `gs` that is not dead, by id, each
-/// followed by a blank line; `skip_goid`'s is left out (a panic prints the
-/// panicking goroutine first, itself).
+/// The blocks of every goroutine in `gs` that is not dead, each followed
+/// by a blank line: `first`'s first if given (a panic's report starts with
+/// the panicking goroutine, as Go's does), then the others by id.
 std::string goroutine_dump(std::vector<const G*> gs,
-                           std::uint64_t skip_goid = 0);
+                           const G* first = nullptr);
+
+/// A runtime's dump for the report of gp's unrecovered exception, gp
+/// first: `rt.dump_goroutines(gp)`, or "" if even that fails (out of
+/// memory; the report then names gp alone).
+template <class Runtime>
+std::string panic_dump(const Runtime& rt, const G* gp) noexcept {
+  try {
+    return rt.dump_goroutines(gp);
+  } catch (...) {
+    return "";
+  }
+}
 
 /// While it lives, SIGQUIT prints `dump()` (a runtime's goroutine dump)
 /// and ends the program, as in Go. run() holds one for its duration. The
@@ -53,16 +66,23 @@ std::string goroutine_dump(std::vector<const G*> gs,
 /// Thread-safe; `dump` is called on the watcher thread.
 class SigquitDump {
  public:
-  /// Registers `dump` (which names its runtime in its first line).
-  explicit SigquitDump(std::function<std::string()> dump);
+  /// Registers `dump`, the goroutines of the runtime called `name`
+  /// ("stage3"), for the SIGQUIT report.
+  SigquitDump(std::string name, std::function<std::string()> dump);
   /// Unregisters it: once this returns, `dump` is not running and will not
   /// be called again.
   ~SigquitDump();
   SigquitDump(const SigquitDump&) = delete;
   SigquitDump& operator=(const SigquitDump&) = delete;
 
+  /// The runtime's name, as given.
+  const std::string& name() const noexcept { return name_; }
+  /// Its goroutines now (calls the function given).
+  std::string dump() const { return dump_(); }
+
  private:
-  std::function<std::string()> dump_;
+  const std::string name_;
+  const std::function<std::string()> dump_;
 };
 
 }  // namespace gmp::stage2

@@ -51,7 +51,7 @@ TEST(GoroutineDump, StageTwoHasNoPAndUnrunGoroutinesSaySo) {
             "\tcreated by Runtime::run: \n");
 }
 
-TEST(GoroutineDump, TheDumpSortsByIdAndLeavesOutTheDeadAndTheSkipped) {
+TEST(GoroutineDump, TheDumpPutsFirstFirstThenSortsByIdAndLeavesOutTheDead) {
   G a, b, c, d;
   a.goid = 9;
   a.atomicstatus = GStatus::kRunning;
@@ -61,11 +61,16 @@ TEST(GoroutineDump, TheDumpSortsByIdAndLeavesOutTheDeadAndTheSkipped) {
   c.atomicstatus = GStatus::kDead;
   d.goid = 6;
   d.atomicstatus = GStatus::kRunning;
-  std::string dump = goroutine_dump({&a, &b, &c, &d}, /*skip_goid=*/6);
-  EXPECT_EQ(dump.find("goroutine 4 [syscall]:"), 0u) << dump;
-  EXPECT_NE(dump.find("\n\ngoroutine 9 [running]:"), std::string::npos) << dump;
+  std::string dump = goroutine_dump({&a, &b, &c, &d}, /*first=*/&d);
+  EXPECT_EQ(dump.find("goroutine 6 [running]:"), 0u) << dump;
+  std::size_t four = dump.find("\n\ngoroutine 4 [syscall]:");
+  std::size_t nine = dump.find("\n\ngoroutine 9 [running]:");
+  EXPECT_NE(four, std::string::npos) << dump;
+  EXPECT_NE(nine, std::string::npos) << dump;
+  EXPECT_LT(four, nine) << dump;
   EXPECT_EQ(dump.find("goroutine 5"), std::string::npos) << dump;
-  EXPECT_EQ(dump.find("goroutine 6"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("goroutine 6", 1), std::string::npos) << "twice: " << dump;
+  EXPECT_EQ(goroutine_dump({&a, &b}).find("goroutine 4 [syscall]:"), 0u);
 }
 
 }  // namespace

@@ -10,10 +10,12 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "common/errors.h"
 #include "testing/helpers.h"
@@ -104,6 +106,38 @@ TYPED_TEST_P(ApiDeathTest, SigquitDumpsEveryGoroutine) {
   }
 }
 
+// With two runtimes running, SIGQUIT prints both lists, each under a line
+// naming its runtime (each has its own goroutine 1).
+TYPED_TEST_P(ApiDeathTest, SigquitNamesEachRuntimeWhenSeveralRun) {
+  if constexpr (!kHasGoroutineDump<TypeParam>) {
+    GTEST_SKIP() << "stage 1's goroutines are plain tasks: no dump";
+  } else {
+    auto program = [] {
+      std::atomic<bool> other_running{false};
+      std::thread other([&] {
+        run_with<TypeParam>(1, [&] {
+          other_running = true;
+          TypeParam::sleep_for(std::chrono::seconds(60));  // the dump ends us
+        });
+      });
+      run_with<TypeParam>(1, [&] {
+        while (!other_running) {
+          TypeParam::sleep_for(std::chrono::milliseconds(1));
+        }
+        ::raise(SIGQUIT);
+        TypeParam::sleep_for(std::chrono::seconds(60));
+      });
+      other.join();
+    };
+    EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+                "SIGQUIT: quit\n\n"
+                "runtime 1 of 2: stage[2-5]\n\n"
+                "goroutine 1 \\[[^\n]+\\]:\n(.|\n)*"
+                "runtime 2 of 2: stage[2-5]\n\n"
+                "goroutine 1 \\[[^\n]+\\]:\n");
+  }
+}
+
 TYPED_TEST_P(ApiDeathTest, AllGoroutinesAsleepIsADeadlock) {
   auto program = [] {
     run_with<TypeParam>(procs_for<TypeParam>(2, 2), [] {
@@ -155,6 +189,7 @@ REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             UnrecoveredRuntimePanicReadsAsInGo,
                             PanicReportListsEveryGoroutine,
                             SigquitDumpsEveryGoroutine,
+                            SigquitNamesEachRuntimeWhenSeveralRun,
                             AllGoroutinesAsleepIsADeadlock,
                             UnlockOfUnlockedMutexIsFatal,
                             DestroyingAnObjectAGoroutineWaitsOnIsFatal);
