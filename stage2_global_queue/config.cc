@@ -23,10 +23,7 @@ void Config::validate() const {
 
 Config Config::resolve(const char* gmp_trace_env) const {
   Config c = *this;
-  if (!c.trace) {
-    c.trace = gmp_trace_env != nullptr ? gmp_trace_env : "";
-    trace::check_trace_path(*c.trace, "GMP_TRACE (from the environment)");
-  }
+  c.trace = trace::resolve_trace_path(c.trace, gmp_trace_env);
   c.validate();
   return c;
 }

@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/runtime.h"
 #include "stage2_global_queue/signals.h"
 #include "stage2_global_queue/switch.h"
@@ -21,18 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 // ---- Goroutine side ------------------------------------------------------
 
-namespace {
-// Every goroutine, gp first, for the report of gp's unrecovered exception
-// ("" if even that fails: the report then names gp alone).
-std::string panic_dump(const G* gp) noexcept {
-  try {
-    return getm()->rt->dump_goroutines(gp);
-  } catch (...) {
-    return "";
-  }
-}
-}  // namespace
-
 // The first and last frame of every goroutine, on its own stack.
 void goroutine_entry(void* arg) noexcept {
   on_goroutine_start();
@@ -44,7 +33,7 @@ void goroutine_entry(void* arg) noexcept {
   } catch (const Goexit&) {
     // ended by the runtime at exit
   } catch (...) {
-    die_of_panic(gp->goid, std::current_exception(), panic_dump(gp));
+    die_of_panic(gp->goid, std::current_exception(), panic_dump(*getm()->rt, gp));
   }
   if (gp->goid == 1) getm()->rt->exit_after_main();  // still goroutine 1
   gp->fn = nullptr;  // its destructors run while it is still a goroutine
@@ -55,11 +44,13 @@ void goroutine_entry(void* arg) noexcept {
 }
 
 // Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
-// Any thread (run() creates main from a plain thread). Returns null if
+// m is the calling goroutine's M, or null for main (run() creates it from
+// a plain thread). Returns null if
 // main has already returned (the goroutine is dropped: `fn` is destroyed
 // by our caller, after the lock is released). One lock acquisition when a
 // dead G can be reused, which is the common case.
-G* Runtime::newproc(std::function<void()> fn, bool is_main) {
+G* Runtime::newproc(std::function<void()> fn, M* m) {
+  const bool is_main = m == nullptr;
   std::unique_lock lk(sched_);
   if (main_done_ && !is_main) return nullptr;  // too late: it would never run
   G* gp = gfget();
@@ -77,10 +68,9 @@ G* Runtime::newproc(std::function<void()> fn, bool is_main) {
   create_fiber(gp);
   gp->goid.store(++goidgen_, std::memory_order_relaxed);
   gp->started = false;
-  M* self = getm();  // null for main: run()'s thread
-  note_go_create(self != nullptr ? self->trace : trace_.run_buffer(), gp,
-                 self != nullptr ? self->curg->goid.load() : 0, gp->fn,
-                 trace::kNoP);
+  note_go_create(is_main ? trace_.run_buffer() : m->trace, gp,
+                 is_main ? 0 : m->curg->goid.load(std::memory_order_relaxed),
+                 gp->fn, trace::kNoP);
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
   ++live_;
   ++stats_.goroutines_created;
@@ -337,7 +327,9 @@ void Runtime::goexit0(M* m, G* gp) {
 
 // ---- The Scheduler interface and the free functions ------------------------
 
-Sched::G Sched::current_g(const char* op) {
+namespace {
+// The calling goroutine's M; a UsageError naming `op` on a plain thread.
+M* current_m(const char* op) {
   M* m = getm();
   if (m == nullptr || m->curg == nullptr) [[unlikely]] {
     throw UsageError(std::string(op) +
@@ -346,8 +338,11 @@ Sched::G Sched::current_g(const char* op) {
                      "Runtime::run(main) and call it from main or from a "
                      "goroutine started with go())");
   }
-  return m->curg;
+  return m;
 }
+}  // namespace
+
+Sched::G Sched::current_g(const char* op) { return current_m(op)->curg; }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
@@ -364,9 +359,9 @@ void Sched::ready(Sudog<G>& s) noexcept {
 }
 
 void go(std::function<void()> fn) {
-  Sched::current_g("go");
+  M* m = current_m("go");
   if (!fn) throw UsageError("go called with an empty function");
-  getm()->rt->newproc(std::move(fn), false);
+  m->rt->newproc(std::move(fn), m);
 }
 
 void yield() {

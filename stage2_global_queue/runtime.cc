@@ -32,11 +32,7 @@ std::string Runtime::dump_goroutines(const G* first) const {
     std::lock_guard lk(sched_);
     for (const auto& g : allgs_) gs.push_back(g.get());
   }
-  std::string text;
-  if (first != nullptr) {
-    text = goroutine_lines(*first, std::chrono::steady_clock::now()) + "\n";
-  }
-  return text + goroutine_dump(std::move(gs), first ? first->goid.load() : 0);
+  return goroutine_dump(std::move(gs), first);
 }
 
 Stats Runtime::stats() const {
@@ -68,19 +64,33 @@ void Runtime::run(std::function<void()> main) {
     goidgen_ = 0;
     all_dead_.clear();
   }
-  SigquitDump sigquit([this] { return dump_goroutines(); });
+  SigquitDump sigquit("stage2", [this] { return dump_goroutines(); });
   trace_.start(*config_.trace);
-  start_ms();  // throws, with the runtime stopped again, on failure
   try {
-    newproc(std::move(main), /*is_main=*/true);  // goroutine 1
+    start_ms();  // throws, with the Ms it started stopped again, on failure
+  } catch (...) {
+    end_run();
+    throw;
+  }
+  try {
+    newproc(std::move(main), /*m=*/nullptr);  // goroutine 1, from run()
   } catch (...) {  // no stack for main: nothing ran
     stop_ms();
-    trace_.finish({.stage = "stage2", .procs = config_.procs});
+    end_run();
     throw;
   }
   all_dead_.sleep();  // until goexit0 of the last goroutine
   stop_ms();
+  end_run();
+}
+
+// The last step of a run, on run()'s thread, once every M is joined. The
+// trace is written before running_ is cleared: a run() that another thread
+// starts as soon as it is clear must not find this run's session open.
+void Runtime::end_run() noexcept {
   trace_.finish({.stage = "stage2", .procs = config_.procs});
+  std::lock_guard lk(sched_);
+  running_ = false;
 }
 
 void Runtime::start_ms() {
@@ -118,8 +128,6 @@ void Runtime::stop_ms() noexcept {
     if (m->thread.joinable()) m->thread.join();
   }
   ms_.clear();
-  std::lock_guard lk(sched_);
-  running_ = false;
 }
 
 // Protocol 4, on goroutine 1 right after main returned: no goroutine may

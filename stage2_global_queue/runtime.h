@@ -149,7 +149,7 @@ class Runtime {
   /// \endcond
 
   // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
-  G* newproc(std::function<void()> fn, bool is_main);
+  G* newproc(std::function<void()> fn, M* m);  // m: the caller's, or null
   G* malg();
   G* gfget();
   void gfput(G* gp);
@@ -171,6 +171,7 @@ class Runtime {
   // runtime.cc: the life of a run.
   void start_ms();
   void stop_ms() noexcept;
+  void end_run() noexcept;
   void exit_after_main();
   // checkdead.cc
   void checkdead();

@@ -55,10 +55,7 @@ Config Config::resolve(const char* gomaxprocs_env, const char* gmp_debug_env,
     c.debug = gmp_debug_env != nullptr ? gmp_debug_env : "";
     parse_debug(*c.debug, "GMP_DEBUG (from the environment)");
   }
-  if (!c.trace) {
-    c.trace = gmp_trace_env != nullptr ? gmp_trace_env : "";
-    trace::check_trace_path(*c.trace, "GMP_TRACE (from the environment)");
-  }
+  c.trace = trace::resolve_trace_path(c.trace, gmp_trace_env);
   return c;
 }
 

@@ -28,10 +28,11 @@ constexpr std::uint64_t kGoidBatch = 16;  // Go's _GoidCacheBatch
 
 // ---- Goroutines ------------------------------------------------------------
 
-// Go's newproc. pp is the caller's P, or null for main (made from run()'s
+// Go's newproc1. m is the caller's M, or null for main (made from run()'s
 // plain thread: it goes to the GRQ). Returns null if main has returned.
-G* Runtime::newproc(std::function<void()> fn, P* pp) {
+G* Runtime::newproc(std::function<void()> fn, M* m) {
   if (exiting_.load(std::memory_order_acquire)) return nullptr;  // dropped
+  P* pp = m != nullptr ? m->p : nullptr;
   G* gp = pp != nullptr ? gfget(pp) : nullptr;
   if (gp == nullptr) gp = malg();  // may throw: nothing changed yet
   gp->fn = std::move(fn);
@@ -40,10 +41,10 @@ G* Runtime::newproc(std::function<void()> fn, P* pp) {
   stage2::create_fiber(gp);
   gp->goid.store(newgoid(pp), std::memory_order_relaxed);
   gp->started = false;
-  M* self = pp != nullptr ? getm() : nullptr;  // null: main, from run()
-  stage2::note_go_create(self != nullptr ? self->trace : trace_.run_buffer(),
-                         gp, self != nullptr ? self->curg->goid.load() : 0,
-                         gp->fn, pp != nullptr ? pp->id : trace::kNoP);
+  stage2::note_go_create(
+      m != nullptr ? m->trace : trace_.run_buffer(), gp,
+      m != nullptr ? m->curg->goid.load(std::memory_order_relaxed) : 0, gp->fn,
+      pp != nullptr ? pp->id : trace::kNoP);
   live_.fetch_add(1, std::memory_order_relaxed);
   created_.fetch_add(1, std::memory_order_relaxed);
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);

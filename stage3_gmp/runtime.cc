@@ -40,12 +40,7 @@ std::string Runtime::dump_goroutines(const G* first) const {
     std::lock_guard gl(allglock_);
     for (const auto& g : allgs_) gs.push_back(g.get());
   }
-  std::string text;
-  if (first != nullptr) {
-    text = stage2::goroutine_lines(*first, Clock::now()) + "\n";
-  }
-  return text +
-         stage2::goroutine_dump(std::move(gs), first ? first->goid.load() : 0);
+  return stage2::goroutine_dump(std::move(gs), first);
 }
 
 Stats Runtime::stats() const {
@@ -112,16 +107,14 @@ void Runtime::run(std::function<void()> main) {
     for (int i = *config_.procs - 1; i >= 0; --i) pidleput(allp_[i].get());
     started_at_ = Clock::now();
   }
-  stage2::SigquitDump sigquit([this] { return dump_goroutines(); });
+  stage2::SigquitDump sigquit(stage_name(), [this] { return dump_goroutines(); });
   // Stage 5 opens the trace itself, around its sysmon thread.
-  bool own_trace = !trace_.open();
-  if (own_trace) trace_.start(*config_.trace);
+  trace_owned_ = !trace_.open();
+  if (trace_owned_) trace_.start(*config_.trace);
   try {
-    newproc(std::move(main), nullptr);  // goroutine 1, on the GRQ
+    newproc(std::move(main), /*m=*/nullptr);  // goroutine 1, on the GRQ
   } catch (...) {  // no stack for main: nothing ran
-    if (own_trace) trace_.finish(trace_info());
-    std::lock_guard lk(sched_);
-    running_ = false;
+    end_run();
     throw;
   }
   if (debug_.schedtrace_ms > 0) {
@@ -131,7 +124,16 @@ void Runtime::run(std::function<void()> main) {
   startm(nullptr, /*spinning=*/false);  // the first M takes main
   all_dead_.sleep();  // until goexit0 of the last goroutine
   stop_ms();
-  if (own_trace) trace_.finish(trace_info());
+  end_run();
+}
+
+// The last step of a run, on run()'s thread, once every M is joined. The
+// trace is written before running_ is cleared: a run() that another thread
+// starts as soon as it is clear must not find this run's session open.
+void Runtime::end_run() noexcept {
+  if (trace_owned_) trace_.finish(trace_info());
+  std::lock_guard lk(sched_);
+  running_ = false;
 }
 
 trace::RunInfo Runtime::trace_info() const {
@@ -162,7 +164,6 @@ void Runtime::stop_ms() noexcept {
   }
   allm_.clear();
   GMP_CHECK(nmspinning_.load() == 0, "a spinning M outlived its run");
-  running_ = false;
 }
 
 // Protocol 4 of stage 2, with the world stopped (runtime.h): on goroutine

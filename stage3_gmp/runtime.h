@@ -203,9 +203,9 @@ class Runtime {
   /// \endcond
 
   // proc.cc: goroutines and run queues.
-  /// Go's newproc. pp is the caller's P, or null for main (made from run()'s
+  /// Go's newproc1. m is the caller's M, or null for main (made from run()'s
   /// plain thread: it goes to the GRQ). Returns null if main has returned.
-  G* newproc(std::function<void()> fn, P* pp);
+  G* newproc(std::function<void()> fn, M* m);
   /// Go's malg: a new dead G with a new stack, in allgs_.
   G* malg();
   /// Go's gfget: a dead G from the P's cache, refilled from the global list.
@@ -348,6 +348,9 @@ class Runtime {
   void exit_after_main();
   /// Every goroutine is dead: the Ms leave their loops and are joined.
   void stop_ms() noexcept;
+  /// The run's last step, after stop_ms: writes the trace (if this run()
+  /// opened it), then clears running_.
+  void end_run() noexcept;
   /// The schedtrace thread: Go prints from sysmon; stage 3 has no sysmon yet.
   void trace_loop();
   // checkdead.cc
@@ -428,6 +431,9 @@ class Runtime {
   /// The execution trace of the run under way, if Config::trace asks for
   /// one. Started and finished by run()'s thread (stage 5: around sysmon).
   trace::Session trace_;
+  /// Whether this run() opened trace_ (not stage 5, which opens it around
+  /// its sysmon and finishes it itself). run()'s thread only.
+  bool trace_owned_ = false;
 };
 
 /// The first and last frame of every goroutine (schedule.cc); internal.

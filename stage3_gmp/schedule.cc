@@ -11,6 +11,7 @@
 #include "common/check.h"
 #include "common/storeload.h"
 #include "common/errors.h"
+#include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/signals.h"
 #include "stage2_global_queue/switch.h"
 #include "stage2_global_queue/trace_points.h"
@@ -27,17 +28,6 @@ constexpr std::uint32_t kFairness = 61;  // Go's 1-in-61 global queue check
 
 // ---- The goroutine's first and last frame ------------------------------------
 
-namespace {
-// Every goroutine, gp first, for the report of gp's unrecovered exception
-// ("" if even that fails: the report then names gp alone).
-std::string panic_dump(const Runtime* rt, const G* gp) noexcept {
-  try {
-    return rt->dump_goroutines(gp);
-  } catch (...) {
-    return "";
-  }
-}
-}  // namespace
 
 void goroutine_entry(void* arg) noexcept {
   stage2::on_goroutine_start();
@@ -54,7 +44,7 @@ void goroutine_entry(void* arg) noexcept {
     } catch (const Goexit&) {
       // ended by the runtime at exit
     } catch (...) {
-      die_of_panic(gp->goid, std::current_exception(), panic_dump(rt, gp));
+      die_of_panic(gp->goid, std::current_exception(), stage2::panic_dump(*rt, gp));
     }
     if (gp->goid == 1) rt->exit_after_main();  // still goroutine 1
     (finished ? rt->finished_ : rt->exited_)
@@ -411,7 +401,7 @@ void Sched::ready(Sudog<G>& s) noexcept {
 void go(std::function<void()> fn) {
   M* m = current_m("go");
   if (!fn) throw UsageError("go called with an empty function");
-  m->rt->newproc(std::move(fn), m->p);
+  m->rt->newproc(std::move(fn), m);
 }
 
 void yield() {

@@ -8,6 +8,7 @@
 #include "common/storeload.h"
 #include "stage2_global_queue/switch.h"
 #include "stage4_syscalls/runtime.h"
+#include "stage4_syscalls/trace_points.h"
 
 namespace gmp::stage4 {
 
@@ -17,13 +18,14 @@ namespace gmp::stage4 {
 // which exitsyscall tries to take back. On gp.
 P* Runtime::entersyscall(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
-  trace::Buffer* t = m->trace;
-  if (t != nullptr) [[unlikely]] t->go_syscall(gp->goid, m->p->id);
+  trace_go_syscall(m, gp, m->p->id);
   P* pp = releasep(m);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
+  trace::Buffer* t = m->trace;
+  const std::int64_t at = t != nullptr ? t->now() : 0;  // see handoff()
   M* to = handoffp(pp);
   if (t != nullptr && to != nullptr) [[unlikely]] {
-    t->handoff(pp->id, m->id, to->id);
+    t->handoff(pp->id, m->id, to->id, at);
   }
   return pp;
 }
@@ -101,12 +103,10 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   if (pp != nullptr) {
     acquirep(m, pp);
     casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
-    if (trace::Buffer* t = m->trace) [[unlikely]] t->go_sysexit(gp->goid, pp->id);
+    note_go_sysexit(m, gp, pp->id);
     return;
   }
-  if (trace::Buffer* t = m->trace) [[unlikely]] {
-    t->go_sysexit(gp->goid, trace::kNoP);
-  }
+  note_go_sysexit(m, gp, trace::kNoP);
   m->call = stage2::MCall::kExitsyscall;
   stage2::mcall(m, gp);  // resumed by execute(), on some M with a P
 }

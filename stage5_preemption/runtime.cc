@@ -153,7 +153,7 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
   if (gs.empty()) return false;
   netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
   if (trace::Buffer* t = sysmon_trace_) [[unlikely]] {
-    t->sysmon(trace::SysmonAction::kNetpoll, trace::kNoP, 0,
+    t->sysmon(trace::SysmonAction::kNetpoll, trace::kNoP,
               static_cast<std::uint32_t>(gs.size()));
   }
   ready_list(gs);  // from a plain thread: the GRQ, and wakep
@@ -215,7 +215,7 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
   if (asked_before) return false;
   preempt_requests_.fetch_add(1, std::memory_order_relaxed);
   if (trace::Buffer* tb = sysmon_trace_) [[unlikely]] {
-    tb->sysmon(trace::SysmonAction::kPreempt, pp->id, 0);
+    tb->sysmon(trace::SysmonAction::kPreempt, pp->id);
   }
   return true;
 }

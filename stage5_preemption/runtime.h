@@ -190,7 +190,9 @@ class Runtime : public stage4::Runtime {
   std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
   std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
-  trace::Buffer* sysmon_trace_ = nullptr;  // sysmon's trace buffer, or null
+  // sysmon's trace buffer, or null. The sysmon thread only: set when it
+  // starts, its buffer written by it alone (trace/tracer.h).
+  trace::Buffer* sysmon_trace_ = nullptr;
 
   // Stall reports (only when stall_threshold_ > 0): the goroutines in
   // blocking calls, by M, with when the call began.

@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "stage2_global_queue/switch.h"
+#include "stage4_syscalls/trace_points.h"
 #include "stage5_preemption/runtime.h"
 
 namespace gmp::stage5 {
@@ -36,9 +37,7 @@ P* Runtime::entersyscall(M* m, G* gp) {
     std::lock_guard lk(in_calls_mu_);
     in_calls_[m] = InCall{gp->goid, Clock::now(), false};
   }
-  if (trace::Buffer* t = m->trace) [[unlikely]] {
-    t->go_syscall(gp->goid, m->p->id);
-  }
+  stage4::trace_go_syscall(m, gp, m->p->id);
   P* pp = releasep(m);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
   syscalltick_[static_cast<std::size_t>(pp->id)].fetch_add(
@@ -76,9 +75,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
     syscalls_fast_.fetch_add(1, std::memory_order_relaxed);
     acquirep(m, oldp);  // Go's wirep
     casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
-    if (trace::Buffer* t = m->trace) [[unlikely]] {
-      t->go_sysexit(gp->goid, oldp->id);
-    }
+    stage4::note_go_sysexit(m, gp, oldp->id);
     return;
   }
   stage4::Runtime::exitsyscall(m, gp, oldp);  // sysmon or a stop took it
@@ -112,10 +109,12 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
   }
   syscall_retakes_.fetch_add(1, std::memory_order_relaxed);
   t.syscallwhen = Clock::time_point{};
+  trace::Buffer* tb = sysmon_trace_;
+  if (tb != nullptr) [[unlikely]] tb->sysmon(trace::SysmonAction::kRetake, pp->id);
+  const std::int64_t at = tb != nullptr ? tb->now() : 0;  // see handoff()
   M* to = handoffp(pp);
-  if (trace::Buffer* tb = sysmon_trace_) [[unlikely]] {
-    tb->sysmon(trace::SysmonAction::kRetake, pp->id, 0);
-    if (to != nullptr) tb->handoff(pp->id, trace::kSysmonThread, to->id);
+  if (tb != nullptr && to != nullptr) [[unlikely]] {
+    tb->handoff(pp->id, trace::kSysmonThread, to->id, at);
   }
   return true;
 }

@@ -84,8 +84,8 @@ inline constexpr std::int32_t kNoP = -1;
 ///   kSteal      -           thief      victim P       taken
 ///   kGrqGet     -           taker      -              taken
 ///   kGrqPut     -           giver      -              sent
-///   kHandoff    -           the P      from M         -        to M: arg2
-///   kSysmon     G or 0      P          -              -        reason
+///   kHandoff    -           the P      from M/sysmon  -        to M: arg2
+///   kSysmon     -           P or kNoP  -              readied  reason
 ///   kQueues     -           P or kNoP  GRQ length     P's queue length
 struct Event {
   std::int64_t ts = 0;      ///< nanoseconds since the trace started

@@ -107,8 +107,10 @@ class Writer {
   };
 
   void on_event(const Event& e, int thread);
+  void on_go_create(const Event& e, int thread);
   void on_go_start(const Event& e, int thread);
   void on_go_stop(const Event& e, int thread);
+  void on_go_sysexit(const Event& e, int thread);
   void on_steal(const Event& e);
   void on_handoff(const Event& e);
   void on_sysmon(const Event& e);
@@ -134,6 +136,8 @@ class Writer {
               const std::string& args);
   bool m_pop(int thread, std::int64_t ts, std::string_view kind,
              const std::string& args);
+  void open_p(GState& g, std::uint64_t goid, int p, std::int64_t ts,
+              const std::string& args);
   void close_p(GState& g, std::int64_t ts, const std::string& args);
   GState& g(std::uint64_t id);
 
@@ -225,23 +229,55 @@ void Writer::close_p(GState& gs, std::int64_t ts, const std::string& args) {
   gs.open_p = kNoP;
 }
 
+// goroutine `goid` (gs) starts a slice on P p's track.
+void Writer::open_p(GState& gs, std::uint64_t goid, int p, std::int64_t ts,
+                    const std::string& args) {
+  if (auto it = p_open_.find(p); it != p_open_.end()) {
+    ++forced_;  // the P's previous goroutine lost its stop event
+    close_p(g(it->second), ts, "");
+  }
+  ps_.insert(p);
+  begin(kPsPid, p_tid(p), ts, gs.name, "goroutine", args);
+  p_open_[p] = goid;
+  gs.open_p = p;
+}
+
+void Writer::on_go_create(const Event& e, int thread) {
+  GState& gs = g(e.g);
+  gs.label = function_label(e.label);
+  if (!gs.label.empty()) gs.name += " " + gs.label;
+  ++created_;
+  std::string args = "\"goid\":" + std::to_string(e.g) + ",\"parent\":" +
+                     std::to_string(e.arg) + ",\"fn\":" + quote(gs.label);
+  std::string name = "go G" + std::to_string(e.g);
+  if (e.p != kNoP) {
+    ps_.insert(e.p);
+    instant(kPsPid, p_tid(e.p), e.ts, name, "go", args);
+  } else {
+    instant(kMsPid, m_tid(thread), e.ts, name, "go", args);
+  }
+}
+
 void Writer::on_go_start(const Event& e, int thread) {
   GState& gs = g(e.g);
   std::string args = "\"goid\":" + std::to_string(e.g) +
                      ",\"fn\":" + quote(gs.label);
   if (e.p != kNoP) {
-    if (auto it = p_open_.find(e.p); it != p_open_.end()) {
-      ++forced_;  // the P's previous goroutine lost its stop event
-      close_p(g(it->second), e.ts, "");
-    }
-    ps_.insert(e.p);
-    begin(kPsPid, p_tid(e.p), e.ts, gs.name, "goroutine",
-          args + ",\"m\":" + std::to_string(thread));
-    p_open_[e.p] = e.g;
-    gs.open_p = e.p;
+    open_p(gs, e.g, e.p, e.ts, args + ",\"m\":" + std::to_string(thread));
   }
   m_push(thread, e.ts, "g", gs.name, "goroutine",
          args + ",\"p\":" + std::to_string(e.p));
+}
+
+// Back from a blocking call: the M's "syscall" slice ends; with a P, the
+// goroutine's run goes on there (its M slice was never closed).
+void Writer::on_go_sysexit(const Event& e, int thread) {
+  if (!m_pop(thread, e.ts, "syscall", "")) ++forced_;
+  if (e.p == kNoP) return;
+  GState& gs = g(e.g);
+  open_p(gs, e.g, e.p, e.ts,
+         "\"goid\":" + std::to_string(e.g) + ",\"fn\":" + quote(gs.label) +
+             ",\"m\":" + std::to_string(thread) + ",\"after\":\"syscall\"");
 }
 
 void Writer::on_go_stop(const Event& e, int thread) {
@@ -297,7 +333,7 @@ void Writer::on_sysmon(const Event& e) {
   threads_.insert(kSysmonThread);
   std::string p = "P" + std::to_string(e.p);
   std::string args = "\"p\":" + std::to_string(e.p) +
-                     ",\"goid\":" + std::to_string(e.g);
+                     ",\"count\":" + std::to_string(e.count);
   std::string name;
   switch (static_cast<SysmonAction>(e.reason)) {
     case SysmonAction::kRetake: name = "retake " + p + " (syscall)"; break;
@@ -315,22 +351,7 @@ void Writer::on_event(const Event& e, int thread) {
   threads_.insert(thread);
   std::string p = "P" + std::to_string(e.p);
   switch (e.type) {
-    case EventType::kGoCreate: {
-      GState& gs = g(e.g);
-      gs.label = function_label(e.label);
-      if (!gs.label.empty()) gs.name += " " + gs.label;
-      ++created_;
-      std::string args = "\"goid\":" + std::to_string(e.g) + ",\"parent\":" +
-                         std::to_string(e.arg) + ",\"fn\":" + quote(gs.label);
-      std::string name = "go G" + std::to_string(e.g);
-      if (e.p != kNoP) {
-        ps_.insert(e.p);
-        instant(kPsPid, p_tid(e.p), e.ts, name, "go", args);
-      } else {
-        instant(kMsPid, m_tid(thread), e.ts, name, "go", args);
-      }
-      break;
-    }
+    case EventType::kGoCreate: on_go_create(e, thread); break;
     case EventType::kGoStart: on_go_start(e, thread); break;
     case EventType::kGoStop: on_go_stop(e, thread); break;
     case EventType::kGoSyscall:
@@ -339,19 +360,7 @@ void Writer::on_event(const Event& e, int thread) {
              "\"goid\":" + std::to_string(e.g) + ",\"p\":" +
                  std::to_string(e.p));
       break;
-    case EventType::kGoSysExit:
-      if (!m_pop(thread, e.ts, "syscall", "")) ++forced_;
-      if (e.p != kNoP) {
-        GState& gs = g(e.g);
-        ps_.insert(e.p);
-        begin(kPsPid, p_tid(e.p), e.ts, gs.name, "goroutine",
-              "\"goid\":" + std::to_string(e.g) + ",\"fn\":" +
-                  quote(gs.label) + ",\"m\":" + std::to_string(thread) +
-                  ",\"after\":\"syscall\"");
-        p_open_[e.p] = e.g;
-        gs.open_p = e.p;
-      }
-      break;
+    case EventType::kGoSysExit: on_go_sysexit(e, thread); break;
     case EventType::kSteal: on_steal(e); break;
     case EventType::kGrqGet:
       instant(kPsPid, p_tid(e.p), e.ts,
@@ -434,12 +443,15 @@ void write_chrome_json(std::ostream& out,
   std::vector<Item> items;
   std::uint64_t dropped = 0;
   for (const Buffer* b : buffers) {
-    for (const Event& e : b->events()) items.push_back({&e, b->thread()});
+    for (std::size_t i = 0; i < b->size(); ++i) {
+      items.push_back({&(*b)[i], b->thread()});
+    }
     dropped += b->dropped();
   }
-  // By time; a thread's own events keep their order (stable). At equal
-  // times a goroutine leaving a P goes first: it must have left before
-  // another M could take it, or the P, and start it again.
+  // By time. A thread's own times strictly increase (Buffer::add), so only
+  // events of different threads can tie; then a goroutine leaving a P goes
+  // first: it must have left before another M could take it, or the P, and
+  // start it again.
   auto leaves = [](const Event* e) {
     return e->type == EventType::kGoStop || e->type == EventType::kGoSyscall;
   };

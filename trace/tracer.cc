@@ -3,10 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -17,18 +17,21 @@
 namespace gmp::trace {
 
 void Buffer::add(Event e) noexcept {
-  if (events_.size() >= kMaxEvents) [[unlikely]] {
+  if (size_ >= kMaxEvents) [[unlikely]] {
     ++dropped_;
     return;
   }
-  e.ts = std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now() - origin_)
-             .count();
-  try {
-    events_.push_back(e);
-  } catch (const std::bad_alloc&) {  // the trace loses an event, not the run
-    ++dropped_;
+  if (size_ % kChunkEvents == 0) {  // the last chunk is full: a new one
+    try {
+      chunks_.push_back(std::make_unique_for_overwrite<Event[]>(kChunkEvents));
+    } catch (const std::bad_alloc&) {  // the trace loses an event, not the run
+      ++dropped_;
+      return;
+    }
   }
+  e.ts = last_ts_ = std::max(e.ts != 0 ? e.ts : now(), last_ts_ + 1);
+  chunks_.back()[size_ % kChunkEvents] = e;
+  ++size_;
 }
 
 Tracer::Tracer(std::string path)
@@ -100,9 +103,12 @@ void check_trace_path(const std::string& path, const char* field) {
   }
 }
 
-std::string trace_path_from_env() {
-  const char* v = std::getenv("GMP_TRACE");
-  return v != nullptr ? v : "";
+std::string resolve_trace_path(const std::optional<std::string>& configured,
+                               const char* gmp_trace_env) {
+  if (configured) return *configured;
+  std::string path = gmp_trace_env != nullptr ? gmp_trace_env : "";
+  check_trace_path(path, "GMP_TRACE (from the environment)");
+  return path;
 }
 
 }  // namespace gmp::trace

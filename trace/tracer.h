@@ -22,9 +22,16 @@
 /// into them has been joined (the runtime's run() calls it last), so the
 /// join is what publishes their contents.
 ///
-/// Memory: 48 bytes an event. A buffer stops at kMaxEvents (64 Mi events,
-/// 3 GiB in all would be far past a course workload) and counts what it
-/// drops; the file reports the count.
+/// Memory: 48 bytes an event, in chunks of kChunkEvents (192 KiB), so an
+/// append never copies what is recorded (a growing vector would, and the
+/// copy would show in the trace as a long run on that M). A buffer stops at
+/// kMaxEvents (64 Mi events, 3 GiB: far past a course workload) and counts
+/// what it drops; the file reports the count.
+///
+/// Timestamps: steady_clock, and strictly increasing within a buffer (a
+/// clock coarser than a nanosecond can give two events of a thread the same
+/// time; the second gets one more), so merging the buffers by time keeps
+/// each thread's order exactly.
 /// ```
 #pragma once
 
@@ -32,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +59,8 @@ class Buffer {
  public:
   /// Events past this many are dropped and counted.
   static constexpr std::size_t kMaxEvents = std::size_t{1} << 26;
+  /// Events per chunk of storage.
+  static constexpr std::size_t kChunkEvents = 4096;
 
   /// A buffer for thread `thread` (an M id, kSysmonThread, kRunThread)
   /// whose timestamps count from `origin`.
@@ -97,9 +107,12 @@ class Buffer {
   void grq_put(std::int32_t p, std::uint32_t n) noexcept {
     add({.p = p, .count = n, .type = EventType::kGrqPut});
   }
-  /// kHandoff: P p passed from M `from_m` to M `to_m`.
-  void handoff(std::int32_t p, int from_m, int to_m) noexcept {
-    add({.arg = static_cast<std::uint64_t>(from_m),
+  /// kHandoff: P p passed from thread `from_m` (an M id, or kSysmonThread)
+  /// to M `to_m`, at time `at` (from now(), read before the hand-off woke
+  /// or made `to_m`: recorded after it, the arrow would land after the
+  /// first events of the M it points to).
+  void handoff(std::int32_t p, int from_m, int to_m, std::int64_t at) noexcept {
+    add({.ts = at, .arg = static_cast<std::uint64_t>(from_m),
          .arg2 = static_cast<std::uint64_t>(to_m), .p = p,
          .type = EventType::kHandoff});
   }
@@ -111,10 +124,10 @@ class Buffer {
   void m_park() noexcept { add({.type = EventType::kMPark}); }
   /// kMUnpark: this M is awake again.
   void m_unpark() noexcept { add({.type = EventType::kMUnpark}); }
-  /// kSysmon: sysmon did `what` to P p (and goroutine g); n: readied.
-  void sysmon(SysmonAction what, std::int32_t p, std::uint64_t g,
+  /// kSysmon: sysmon did `what` to P p (kNoP for a poll); n: readied.
+  void sysmon(SysmonAction what, std::int32_t p,
               std::uint32_t n = 0) noexcept {
-    add({.g = g, .p = p, .count = n, .type = EventType::kSysmon,
+    add({.p = p, .count = n, .type = EventType::kSysmon,
          .reason = static_cast<std::uint8_t>(what)});
   }
   /// kQueues: P p's local queue holds `runq`, the GRQ `grq`.
@@ -122,20 +135,37 @@ class Buffer {
     add({.arg = grq, .p = p, .count = runq, .type = EventType::kQueues});
   }
 
+  /// The time now on this buffer's clock: nanoseconds since the trace
+  /// started (the time handoff() takes).
+  std::int64_t now() const noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now() - origin_)
+        .count();
+  }
+
   /// The owner thread (an M id, kSysmonThread or kRunThread).
   int thread() const noexcept { return thread_; }
-  /// The events recorded, in the order they happened on this thread.
-  const std::vector<Event>& events() const noexcept { return events_; }
-  /// Events dropped past kMaxEvents.
+  /// How many events were recorded.
+  std::size_t size() const noexcept { return size_; }
+  /// Event i (< size()), in the order they happened on this thread. Its
+  /// address never changes.
+  const Event& operator[](std::size_t i) const noexcept {
+    return chunks_[i / kChunkEvents][i % kChunkEvents];
+  }
+  /// Events dropped past kMaxEvents (or when memory ran out).
   std::uint64_t dropped() const noexcept { return dropped_; }
 
  private:
+  // Appends e, at time e.ts if set (handoff), else now.
   void add(Event e) noexcept;
 
   const int thread_;
   const std::chrono::steady_clock::time_point origin_;
-  std::vector<Event> events_;  // owner thread only
-  std::uint64_t dropped_ = 0;  // owner thread only
+  // All owner thread only (read by Tracer::write after the owner's join).
+  std::vector<std::unique_ptr<Event[]>> chunks_;  // full but the last
+  std::size_t size_ = 0;      // events recorded
+  std::int64_t last_ts_ = -1; // the newest event's ts
+  std::uint64_t dropped_ = 0;
 };
 
 /// What the trace file says about the run besides its events.
@@ -199,9 +229,11 @@ class Session {
   void finish(const RunInfo& info) noexcept;
 
  private:
-  std::unique_ptr<Tracer> tracer_;  // run()'s thread (see above)
-  Buffer* run_buffer_ = nullptr;    // owned by tracer_
-  bool open_ = false;               // run()'s thread only
+  // All three written by run()'s thread only, while no other thread of
+  // the run exists (see above); read by the run's threads in between.
+  std::unique_ptr<Tracer> tracer_;
+  Buffer* run_buffer_ = nullptr;  // owned by tracer_; run()'s thread records
+  bool open_ = false;
 };
 
 /// The check a Config's `trace` path gets: "" (off) or a file whose folder
@@ -209,7 +241,10 @@ class Session {
 /// path otherwise.
 void check_trace_path(const std::string& path, const char* field);
 
-/// The value of the GMP_TRACE environment variable, or "" if unset.
-std::string trace_path_from_env();
+/// The trace file a Config ends up with: `configured` if set (its own
+/// check is the Config's validate()), else `gmp_trace_env` (GMP_TRACE's
+/// value, checked here: ConfigError naming the variable), else "" (off).
+std::string resolve_trace_path(const std::optional<std::string>& configured,
+                               const char* gmp_trace_env);
 
 }  // namespace gmp::trace
