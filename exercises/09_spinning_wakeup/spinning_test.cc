@@ -49,6 +49,23 @@ std::string lost(const Pool& pool, int missing) {
   return s.str();
 }
 
+// With no work left, a correct pool goes quiet: every worker stops
+// spinning and sleeps. A worker that never parks (a find_runnable that
+// busy-loops) would find every task without any wake-up protocol at all;
+// this is what tells the two apart.
+::testing::AssertionResult goes_quiet(const Pool& pool) {
+  if (eventually([&] {
+        return pool.nmspinning() == 0 && pool.npidle() == pool.nworkers();
+      }, kDeadline)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "with no work left, every worker must stop spinning and sleep "
+            "(pidleput, then notesleep); after "
+         << kDeadline << " s nmspinning is " << pool.nmspinning() << " and "
+         << pool.npidle() << " of " << pool.nworkers() << " workers are idle";
+}
+
 // n tasks that can only finish together: each arrives, then waits until all
 // n have arrived, so all n must be running on n workers at once. Abort
 // releases them when a test gives up.
@@ -93,6 +110,7 @@ TEST(SpinningPool, EveryTaskRunsExactlyOnce) {
     ASSERT_TRUE(
         eventually([&] { return total.load() == submitted; }, kDeadline))
         << "round " << round << ": " << lost(pool, submitted - total.load());
+    ASSERT_TRUE(goes_quiet(pool)) << "round " << round;
     for (int k = 1 + static_cast<int>(rnd.below(6)); k > 0; --k) {
       pool.submit(task(submitted++));
     }
@@ -112,6 +130,8 @@ void bursts(int workers, int rounds) {
   std::vector<std::unique_ptr<Rendezvous>> all;  // outlives the pool's tasks
   Pool pool(workers);
   for (int round = 0; round < rounds; ++round) {
+    ASSERT_TRUE(goes_quiet(pool)) << workers << " workers, before burst "
+                                  << round;
     all.push_back(std::make_unique<Rendezvous>(workers));
     Rendezvous* r = all.back().get();
     for (int i = 0; i < workers; ++i)
@@ -124,6 +144,10 @@ void bursts(int workers, int rounds) {
              << " of its " << workers << " tasks started. " << why;
     }
   }
+  // Sleeping workers ran every burst, so somebody woke them.
+  EXPECT_GT(pool.wakeups(), 0u)
+      << workers << " workers ran " << rounds << " bursts from sleep, and "
+      << "startm never woke one";
 }
 
 TEST(SpinningPool, BurstsFromOutsideWhileWorkersGoIdle) {
@@ -166,6 +190,7 @@ TEST(SpinningPool, TasksThatSubmitTasks) {
              << " tasks of the family started, " << leaves.load() << " of "
              << want << " leaves ran. " << why;
     }
+    ASSERT_TRUE(goes_quiet(pool)) << "after round " << round;
   }
 }
 
@@ -249,6 +274,9 @@ void window_run(int workers, std::uint64_t seed) {
       FAIL() << workers << " worker(s), kick " << kick << ": "
              << lost(pool, injected.load() - ran.load());
     }
+    if (kick % 5 == 4) {  // the chain of windows ends within 50 injections
+      ASSERT_TRUE(goes_quiet(pool)) << workers << " worker(s), kick " << kick;
+    }
   }
   target.store(nullptr);
 }
@@ -297,6 +325,11 @@ void stress_run(std::uint64_t seed) {
                     kDeadline)) {
       failure = what + ": " + lost(pool, submitted.load() - ran.load());
       failed.store(true);
+    } else if (who == 0 && !failed.load()) {
+      if (auto quiet = goes_quiet(pool); !quiet) {
+        failure = what + ": " + quiet.message();
+        failed.store(true);
+      }
     }
     sync.arrive_and_wait();
   };
