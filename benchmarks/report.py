@@ -29,6 +29,8 @@ COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
 NAME = re.compile(r"^(?P<workload>.+)/(?P<stage>[^/]+)/procs:(?P<procs>\d+)")
+# The tracer's cost: trace/workload/stage/off|on (benchmarks/trace_bench.h).
+TRACE = re.compile(r"^trace/(?P<workload>.+)/(?P<stage>stage[^/]+)/(?P<mode>off|on)(/|$)")
 # The same work without the course's runtimes: workload/baseline.
 BASELINES = {"os_threads": "OS threads", "boost_fiber": "Boost.Fiber"}
 BASELINE = re.compile(r"^(?P<workload>.+)/(?P<kind>" + "|".join(BASELINES) + ")")
@@ -59,12 +61,16 @@ def human(ns):
 
 def split(benchmarks):
     """{workload: {procs: {stage: benchmark}}}, {workload: [baselines]},
-    and the other benchmarks."""
-    table, baselines, other = {}, {}, []
+    {(workload, stage): {"off"|"on": benchmark}}, and the other
+    benchmarks."""
+    table, baselines, traced, other = {}, {}, {}, []
     for b in benchmarks:
         m = NAME.match(b["name"])
         base = BASELINE.match(b["name"])
-        if m and (m["stage"] in STAGES or m["stage"] == "go"):
+        t = TRACE.match(b["name"])
+        if t:
+            traced.setdefault((t["workload"], t["stage"]), {})[t["mode"]] = b
+        elif m and (m["stage"] in STAGES or m["stage"] == "go"):
             table.setdefault(m["workload"], {}).setdefault(
                 int(m["procs"]), {})[m["stage"]] = b
         elif base:
@@ -72,7 +78,28 @@ def split(benchmarks):
                 (BASELINES[base["kind"]], b))
         else:
             other.append(b)
-    return table, baselines, other
+    return table, baselines, traced, other
+
+
+def trace_table(traced):
+    """The tracer's cost: per workload and stage, the time per item with
+    tracing off and on, and their ratio."""
+    if not traced:
+        return []
+    out = ["## What tracing costs", "",
+           "The same workload at GOMAXPROCS 2 with the execution tracer off "
+           "(the default: each event site tests a pointer) and on (a clock "
+           "read and an append per event; the file is written after the "
+           "timing). `on/off` is the price of recording.", "",
+           "| workload | stage | off | on | on/off |", "|---|---|---|---|---|"]
+    for (workload, stage), modes in traced.items():
+        off, on = (ns_per_item(modes[k]) if k in modes else None
+                   for k in ("off", "on"))
+        ratio = f"{on / off:.2f}x" if off and on else "-"
+        out.append(f"| {workload} | {SHORT.get(stage, stage)} | {human(off)} "
+                   f"| {human(on)} | {ratio} |")
+    out.append("")
+    return out
 
 
 def workload_table(name, rows, has_go, baselines):
@@ -201,7 +228,7 @@ def main():
     benchmarks = load(args.results)
     if args.go and os.path.exists(args.go):
         benchmarks += load(args.go)
-    table, baselines, other = split(benchmarks)
+    table, baselines, traced, other = split(benchmarks)
     os.makedirs(args.out, exist_ok=True)
     has_go = any("go" in r for rows in table.values() for r in rows.values())
     md = ["# Benchmark results", "",
@@ -217,6 +244,7 @@ def main():
            "Go on the same row (below 1: faster).", "", "## Workloads", ""]
     for name, rows in table.items():
         md += workload_table(name, rows, has_go, baselines.get(name, []))
+    md += trace_table(traced)
     md += other_table(other)
     made = charts(table, args.out)
     if made:

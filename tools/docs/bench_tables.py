@@ -97,7 +97,7 @@ def main():
     go = os.path.join(results, "go.json")
     if os.path.exists(go):
         benchmarks += report.load(go)
-    table, _, other = report.split(benchmarks)
+    table, _, _, other = report.split(benchmarks)
     if not table:
         sys.exit(f"bench_tables: no results in {results}/benchmarks.json")
     os.makedirs(out_dir, exist_ok=True)
