@@ -29,7 +29,10 @@ struct Api {
   using WaitGroup = stage2::WaitGroup;  ///< see gmp::BasicWaitGroup
 
   /// stage2::go
-  static void go(std::function<void()> fn) { stage2::go(std::move(fn)); }
+  template <class F>
+  static void go(F&& fn) {
+    stage2::go(std::forward<F>(fn));
+  }
   /// stage2::yield
   static void yield() { stage2::yield(); }
   /// stage2::sleep_for

@@ -29,10 +29,12 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "stage2_global_queue/g.h"
 
 namespace gmp::stage2 {
@@ -48,16 +50,21 @@ std::string goroutine_lines(const G& g,
 std::string goroutine_dump(std::vector<const G*> gs,
                            const G* first = nullptr);
 
-/// A runtime's dump for the report of gp's unrecovered exception, gp
-/// first: `rt.dump_goroutines(gp)`, or "" if even that fails (out of
-/// memory; the report then names gp alone).
+/// The end of goroutine gp, whose exception nobody caught: Go's panic
+/// report (gmp::die_of_panic) with every goroutine of `rt`, gp first, then
+/// exit 2. Called from the catch block in the goroutine's first frame.
+/// Out of line and cold: inlined, its string and its try block gave that
+/// frame a stack canary and two more saved registers on every goroutine.
 template <class Runtime>
-std::string panic_dump(const Runtime& rt, const G* gp) noexcept {
+[[noreturn, gnu::cold, gnu::noinline]] void die_of_uncaught(
+    const Runtime& rt, const G* gp) noexcept {
+  std::exception_ptr e = std::current_exception();
+  std::string dump;
   try {
-    return rt.dump_goroutines(gp);
-  } catch (...) {
-    return "";
+    dump = rt.dump_goroutines(gp);
+  } catch (...) {  // out of memory: the report names gp alone
   }
+  die_of_panic(gp->goid.load(std::memory_order_relaxed), e, dump);
 }
 
 /// While it lives, SIGQUIT prints `dump()` (a runtime's goroutine dump)

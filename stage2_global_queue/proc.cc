@@ -33,7 +33,7 @@ void goroutine_entry(void* arg) noexcept {
   } catch (const Goexit&) {
     // ended by the runtime at exit
   } catch (...) {
-    die_of_panic(gp->goid, std::current_exception(), panic_dump(*getm()->rt, gp));
+    die_of_uncaught(*getm()->rt, gp);
   }
   if (gp->goid == 1) getm()->rt->exit_after_main();  // still goroutine 1
   gp->fn = nullptr;  // its destructors run while it is still a goroutine
@@ -49,7 +49,8 @@ void goroutine_entry(void* arg) noexcept {
 // main has already returned (the goroutine is dropped: `fn` is destroyed
 // by our caller, after the lock is released). One lock acquisition when a
 // dead G can be reused, which is the common case.
-G* Runtime::newproc(std::function<void()> fn, M* m) {
+G* Runtime::newproc(std::function<void()> fn, M* m,
+                     const std::type_info* type) {
   const bool is_main = m == nullptr;
   std::unique_lock lk(sched_);
   if (main_done_ && !is_main) return nullptr;  // too late: it would never run
@@ -68,9 +69,11 @@ G* Runtime::newproc(std::function<void()> fn, M* m) {
   create_fiber(gp);
   gp->goid.store(++goidgen_, std::memory_order_relaxed);
   gp->started = false;
-  note_go_create(is_main ? trace_.run_buffer() : m->trace, gp,
-                 is_main ? 0 : m->curg->goid.load(std::memory_order_relaxed),
-                 gp->fn, trace::kNoP);
+  note_go_create(gp, is_main ? 0 : m->curg->goid.load(std::memory_order_relaxed),
+                 type);
+  if (trace::Buffer* t = is_main ? trace_.run_buffer() : m->trace) [[unlikely]] {
+    trace_go_create(t, gp, trace::kNoP);
+  }
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
   ++live_;
   ++stats_.goroutines_created;
@@ -238,8 +241,11 @@ G* Runtime::find_runnable(M* m) {
       // This M may have been on timer duty (or nobody is): hand the duty to
       // an idle M, or sleepers would wait until some M runs out of work.
       if (!timers_.empty() && timer_m_ == nullptr) wake_idle_m();
+      // The trace: the GRQ's length (read under the lock), and gp starts
+      // here (its switch follows at once). One test when tracing is off.
       if (trace::Buffer* t = m->trace) [[unlikely]] {
         t->queues(trace::kNoP, 0, grq_size_);
+        t->go_start(gp->goid.load(std::memory_order_relaxed), trace::kNoP);
       }
       return gp;
     }
@@ -269,7 +275,6 @@ G* Runtime::find_runnable(M* m) {
 void Runtime::execute(M* m, G* gp) {
   m->curg = gp;
   m->call = MCall::kNone;
-  trace_go_start(m, gp, trace::kNoP);
   gogo(m, gp);
   m->curg = nullptr;
 }
@@ -327,9 +332,7 @@ void Runtime::goexit0(M* m, G* gp) {
 
 // ---- The Scheduler interface and the free functions ------------------------
 
-namespace {
-// The calling goroutine's M; a UsageError naming `op` on a plain thread.
-M* current_m(const char* op) {
+Sched::G Sched::current_g(const char* op) {
   M* m = getm();
   if (m == nullptr || m->curg == nullptr) [[unlikely]] {
     throw UsageError(std::string(op) +
@@ -338,11 +341,8 @@ M* current_m(const char* op) {
                      "Runtime::run(main) and call it from main or from a "
                      "goroutine started with go())");
   }
-  return m;
+  return m->curg;
 }
-}  // namespace
-
-Sched::G Sched::current_g(const char* op) { return current_m(op)->curg; }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
@@ -358,10 +358,11 @@ void Sched::ready(Sudog<G>& s) noexcept {
   rt->ready_locked(gp);
 }
 
-void go(std::function<void()> fn) {
-  M* m = current_m("go");
+void go(std::function<void()> fn, const std::type_info* type) {
+  Sched::current_g("go");  // a UsageError on a plain thread
   if (!fn) throw UsageError("go called with an empty function");
-  m->rt->newproc(std::move(fn), m);
+  M* m = getm();
+  m->rt->newproc(std::move(fn), m, type);
 }
 
 void yield() {

@@ -73,7 +73,8 @@ void Runtime::run(std::function<void()> main) {
     throw;
   }
   try {
-    newproc(std::move(main), /*m=*/nullptr);  // goroutine 1, from run()
+    const std::type_info* type = function_type(main);
+    newproc(std::move(main), /*m=*/nullptr, type);  // goroutine 1, from run()
   } catch (...) {  // no stack for main: nothing ran
     stop_ms();
     end_run();

@@ -57,10 +57,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "common/chan.h"
 #include "common/counting_lock.h"
+#include "common/function_type.h"
 #include "common/mutex.h"
 #include "common/note.h"
 #include "common/wait_group.h"
@@ -142,14 +145,15 @@ class Runtime {
   // Hidden from Doxygen, which would merge a friend with every
   // stage's free function of the same name (documented below).
   /// \cond
-  friend void go(std::function<void()> fn);
+  friend void go(std::function<void()> fn, const std::type_info* type);
   friend void yield();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend void goroutine_entry(void* arg) noexcept;
   /// \endcond
 
   // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
-  G* newproc(std::function<void()> fn, M* m);  // m: the caller's, or null
+  // m: the caller's, or null; type: fn's (gmp::function_type)
+  G* newproc(std::function<void()> fn, M* m, const std::type_info* type);
   G* malg();
   G* gfget();
   void gfput(G* gp);
@@ -210,11 +214,20 @@ class Runtime {
   trace::Session trace_;  // this run's execution trace (trace/tracer.h)
 };
 
-/// Starts a new goroutine running `fn` (Go's `go fn()`). Goroutine only
-/// (gmp::UsageError otherwise, or for an empty fn). Throws
-/// std::system_error, with nothing started, if no stack can be had. Once
-/// main has returned, new goroutines are dropped without running.
-void go(std::function<void()> fn);
+/// go(fn)'s work, once fn's type is known (gmp::function_type, for the
+/// goroutine dumps and traces).
+void go(std::function<void()> fn, const std::type_info* type);
+
+/// Starts a new goroutine running `fn`, any callable with no arguments
+/// (Go's `go fn()`). Goroutine only (gmp::UsageError otherwise, or for an
+/// empty fn). Throws std::system_error, with nothing started, if no stack
+/// can be had. Once main has returned, new goroutines are dropped without
+/// running.
+template <class F>
+void go(F&& fn) {
+  const std::type_info* type = function_type(fn);
+  go(std::function<void()>(std::forward<F>(fn)), type);
+}
 
 /// Puts the calling goroutine at the back of the global run queue and runs
 /// another (Go's runtime.Gosched). Goroutine only. Once main has returned

@@ -1,6 +1,7 @@
 /// \file
 /// The trace events every green-thread stage records the same way: a
-/// goroutine made, started, stopped (trace/tracer.h).
+/// goroutine made and stopped (trace/tracer.h); each stage records the
+/// start where it picks the goroutine.
 ///
 /// ```unparsed
 /// Each is one test of a pointer when tracing is off: the M's `trace`
@@ -12,7 +13,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <typeinfo>
 
 #include "stage2_global_queue/g.h"
 #include "stage2_global_queue/mcore.h"
@@ -20,24 +21,22 @@
 
 namespace gmp::stage2 {
 
-/// newproc's bookkeeping for dumps and traces: gp was made by goroutine
-/// `parent` (0: by run()) to run `fn`, on P `p` (trace::kNoP: none).
-/// Records kGoCreate into `t` if it is not null.
-inline void note_go_create(trace::Buffer* t, G* gp, std::uint64_t parent,
-                           const std::function<void()>& fn, std::int32_t p) {
+/// newproc's bookkeeping for the dumps (Go keeps the same in g.parentGoid
+/// and g.startpc): gp was made by goroutine `parent` (0: by run()) to run
+/// a function of type `type` (gmp::function_type).
+inline void note_go_create(G* gp, std::uint64_t parent,
+                           const std::type_info* type) {
   gp->parent_goid.store(parent, std::memory_order_relaxed);
-  gp->fn_type.store(&fn.target_type(), std::memory_order_relaxed);
-  if (t != nullptr) [[unlikely]] {
-    t->go_create(gp->goid.load(std::memory_order_relaxed), parent,
-                 &fn.target_type(), p);
-  }
+  gp->fn_type.store(type, std::memory_order_relaxed);
 }
 
-/// kGoStart: gp starts running on m, which holds P p.
-inline void trace_go_start(MCore* m, const G* gp, std::int32_t p) {
-  if (trace::Buffer* t = m->trace) [[unlikely]] {
-    t->go_start(gp->goid.load(std::memory_order_relaxed), p);
-  }
+/// kGoCreate into `t`: gp, noted by note_go_create, is queued on P `p`
+/// (trace::kNoP: none). The caller tests `t` (the test is then all that
+/// tracing costs when off: the arguments are not even computed).
+inline void trace_go_create(trace::Buffer* t, const G* gp, std::int32_t p) {
+  t->go_create(gp->goid.load(std::memory_order_relaxed),
+               gp->parent_goid.load(std::memory_order_relaxed),
+               gp->fn_type.load(std::memory_order_relaxed), p);
 }
 
 /// Why a goroutine switched to g0, as the trace's stop reason.

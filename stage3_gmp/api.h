@@ -29,7 +29,10 @@ struct Api {
   using WaitGroup = stage3::WaitGroup;  ///< see gmp::BasicWaitGroup
 
   /// stage3::go
-  static void go(std::function<void()> fn) { stage3::go(std::move(fn)); }
+  template <class F>
+  static void go(F&& fn) {
+    stage3::go(std::forward<F>(fn));
+  }
   /// stage3::yield
   static void yield() { stage3::yield(); }
   /// stage3::sleep_for

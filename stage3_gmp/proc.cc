@@ -30,7 +30,8 @@ constexpr std::uint64_t kGoidBatch = 16;  // Go's _GoidCacheBatch
 
 // Go's newproc1. m is the caller's M, or null for main (made from run()'s
 // plain thread: it goes to the GRQ). Returns null if main has returned.
-G* Runtime::newproc(std::function<void()> fn, M* m) {
+G* Runtime::newproc(std::function<void()> fn, M* m,
+                     const std::type_info* type) {
   if (exiting_.load(std::memory_order_acquire)) return nullptr;  // dropped
   P* pp = m != nullptr ? m->p : nullptr;
   G* gp = pp != nullptr ? gfget(pp) : nullptr;
@@ -42,9 +43,12 @@ G* Runtime::newproc(std::function<void()> fn, M* m) {
   gp->goid.store(newgoid(pp), std::memory_order_relaxed);
   gp->started = false;
   stage2::note_go_create(
-      m != nullptr ? m->trace : trace_.run_buffer(), gp,
-      m != nullptr ? m->curg->goid.load(std::memory_order_relaxed) : 0, gp->fn,
-      pp != nullptr ? pp->id : trace::kNoP);
+      gp, m != nullptr ? m->curg->goid.load(std::memory_order_relaxed) : 0,
+      type);
+  if (trace::Buffer* t = m != nullptr ? m->trace : trace_.run_buffer())
+      [[unlikely]] {
+    stage2::trace_go_create(t, gp, pp != nullptr ? pp->id : trace::kNoP);
+  }
   live_.fetch_add(1, std::memory_order_relaxed);
   created_.fetch_add(1, std::memory_order_relaxed);
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);

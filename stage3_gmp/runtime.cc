@@ -112,7 +112,8 @@ void Runtime::run(std::function<void()> main) {
   trace_owned_ = !trace_.open();
   if (trace_owned_) trace_.start(*config_.trace);
   try {
-    newproc(std::move(main), /*m=*/nullptr);  // goroutine 1, on the GRQ
+    const std::type_info* type = function_type(main);
+    newproc(std::move(main), /*m=*/nullptr, type);  // goroutine 1, on the GRQ
   } catch (...) {  // no stack for main: nothing ran
     end_run();
     throw;

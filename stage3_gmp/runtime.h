@@ -67,11 +67,13 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "common/chan.h"
 #include "common/counting_lock.h"
+#include "common/function_type.h"
 #include "common/mutex.h"
 #include "common/note.h"
 #include "common/runtime_lock.h"
@@ -195,7 +197,7 @@ class Runtime {
   // Hidden from Doxygen, which would merge a friend with every
   // stage's free function of the same name (documented below).
   /// \cond
-  friend void go(std::function<void()> fn);
+  friend void go(std::function<void()> fn, const std::type_info* type);
   friend void yield();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend int gomaxprocs(int n);
@@ -204,8 +206,9 @@ class Runtime {
 
   // proc.cc: goroutines and run queues.
   /// Go's newproc1. m is the caller's M, or null for main (made from run()'s
-  /// plain thread: it goes to the GRQ). Returns null if main has returned.
-  G* newproc(std::function<void()> fn, M* m);
+  /// plain thread: it goes to the GRQ); `type` is fn's (gmp::function_type).
+  /// Returns null if main has returned.
+  G* newproc(std::function<void()> fn, M* m, const std::type_info* type);
   /// Go's malg: a new dead G with a new stack, in allgs_.
   G* malg();
   /// Go's gfget: a dead G from the P's cache, refilled from the global list.
@@ -306,6 +309,8 @@ class Runtime {
   /// Go's execute: runs gp on m until it switches back. A goroutine from
   /// runnext shares the time slice: the schedtick does not advance.
   void execute(M* m, G* gp, bool inherit_time);
+  /// execute's trace events, out of line (schedule.cc says why).
+  [[gnu::cold, gnu::noinline]] static void trace_execute(M* m);
   /// Go's park_m, on g0 once gp's registers are saved: gp waits, and only then
   /// is the object's lock released (stage 2's protocol 3).
   void park_m(M* m, G* gp);
@@ -439,9 +444,18 @@ class Runtime {
 /// The first and last frame of every goroutine (schedule.cc); internal.
 void goroutine_entry(void* arg) noexcept;
 
-/// Starts a new goroutine (Go's `go fn()`): it goes to this P's runnext.
-/// Goroutine only; errors as in stage 2.
-void go(std::function<void()> fn);
+/// go(fn)'s work, once fn's type is known (gmp::function_type, for the
+/// goroutine dumps and traces).
+void go(std::function<void()> fn, const std::type_info* type);
+
+/// Starts a new goroutine running `fn`, any callable with no arguments
+/// (Go's `go fn()`): it goes to this P's runnext. Goroutine only; errors
+/// as in stage 2.
+template <class F>
+void go(F&& fn) {
+  const std::type_info* type = function_type(fn);
+  go(std::function<void()>(std::forward<F>(fn)), type);
+}
 
 /// Lets another goroutine run: the caller goes to the tail of its P's run
 /// queue (the notes' Gosched; Go's goyield). Goroutine only; throws

@@ -34,6 +34,83 @@ void Buffer::add(Event e) noexcept {
   ++size_;
 }
 
+// ---- Recording (tracer.h: why out of line) --------------------------------
+
+void Buffer::go_create(std::uint64_t g, std::uint64_t parent, const void* label,
+                       std::int32_t p) noexcept {
+  add({.g = g,
+       .arg = parent,
+       .label = label,
+       .p = p,
+       .type = EventType::kGoCreate});
+}
+
+void Buffer::go_start(std::uint64_t g, std::int32_t p) noexcept {
+  add({.g = g, .p = p, .type = EventType::kGoStart});
+}
+
+void Buffer::go_stop(std::uint64_t g, StopReason why,
+                     WaitReason wait) noexcept {
+  add({.g = g,
+       .type = EventType::kGoStop,
+       .reason = static_cast<std::uint8_t>(why),
+       .wait = static_cast<std::uint8_t>(wait)});
+}
+
+void Buffer::go_syscall(std::uint64_t g, std::int32_t p) noexcept {
+  add({.g = g, .p = p, .type = EventType::kGoSyscall});
+}
+
+void Buffer::go_sysexit(std::uint64_t g, std::int32_t p) noexcept {
+  add({.g = g, .p = p, .type = EventType::kGoSysExit});
+}
+
+void Buffer::steal(std::int32_t thief, std::int32_t victim,
+                   std::uint32_t n) noexcept {
+  add({.arg = static_cast<std::uint64_t>(victim),
+       .p = thief,
+       .count = n,
+       .type = EventType::kSteal});
+}
+
+void Buffer::grq_get(std::int32_t p, std::uint32_t n) noexcept {
+  add({.p = p, .count = n, .type = EventType::kGrqGet});
+}
+
+void Buffer::grq_put(std::int32_t p, std::uint32_t n) noexcept {
+  add({.p = p, .count = n, .type = EventType::kGrqPut});
+}
+
+void Buffer::handoff(std::int32_t p, int from_m, int to_m,
+                     std::int64_t at) noexcept {
+  add({.ts = at,
+       .arg = static_cast<std::uint64_t>(from_m),
+       .arg2 = static_cast<std::uint64_t>(to_m),
+       .p = p,
+       .type = EventType::kHandoff});
+}
+
+void Buffer::spin_start() noexcept { add({.type = EventType::kSpinStart}); }
+
+void Buffer::spin_stop() noexcept { add({.type = EventType::kSpinStop}); }
+
+void Buffer::m_park() noexcept { add({.type = EventType::kMPark}); }
+
+void Buffer::m_unpark() noexcept { add({.type = EventType::kMUnpark}); }
+
+void Buffer::sysmon(SysmonAction what, std::int32_t p,
+                    std::uint32_t n) noexcept {
+  add({.p = p,
+       .count = n,
+       .type = EventType::kSysmon,
+       .reason = static_cast<std::uint8_t>(what)});
+}
+
+void Buffer::queues(std::int32_t p, std::uint32_t runq,
+                    std::uint64_t grq) noexcept {
+  add({.arg = grq, .p = p, .count = runq, .type = EventType::kQueues});
+}
+
 Tracer::Tracer(std::string path)
     : path_(std::move(path)), origin_(std::chrono::steady_clock::now()) {}
 
@@ -97,9 +174,10 @@ void check_trace_path(const std::string& path, const char* field) {
   }
   if (path.back() == '/' || ::access(dir.c_str(), W_OK) != 0) {
     int err = path.back() == '/' ? EISDIR : errno;
-    throw ConfigError(std::string(field) + " = \"" + path +
-                      "\" is invalid: the trace file cannot be created there (" +
-                      std::strerror(err) + ")");
+    throw ConfigError(
+        std::string(field) + " = \"" + path +
+        "\" is invalid: the trace file cannot be created there (" +
+        std::strerror(err) + ")");
   }
 }
 
