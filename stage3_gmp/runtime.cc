@@ -106,6 +106,7 @@ void Runtime::run(std::function<void()> main) {
     procresize(nullptr, *config_.procs);  // every P starts idle
     for (int i = *config_.procs - 1; i >= 0; --i) pidleput(allp_[i].get());
     started_at_ = Clock::now();
+    reset_run_state();
   }
   stage2::SigquitDump sigquit(stage_name(), [this] { return dump_goroutines(); });
   // Stage 5 opens the trace itself, around its sysmon thread.

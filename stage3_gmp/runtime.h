@@ -192,6 +192,10 @@ class Runtime {
   virtual void other_mcall(M* m, G* gp);
   /// The stage's name in trace files ("stage3").
   virtual const char* stage_name() const { return "stage3"; }
+  /// A later stage's own state, reset at a run's start: called by run()
+  /// under sched_ once this run is known to be the only one (a run() that
+  /// finds one under way throws before it, touching nothing). Stage 3: none.
+  virtual void reset_run_state() {}
 
   friend struct Sched;
   // Hidden from Doxygen, which would merge a friend with every

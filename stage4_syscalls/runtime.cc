@@ -73,15 +73,16 @@ void Runtime::first_waiter() {
 
 Runtime::~Runtime() { poller_->attach(nullptr, nullptr); }  // Conns may outlive us
 
-void Runtime::run(std::function<void()> main) {
+// Under sched_, from stage 3's run(), once the run is ours: a second run()
+// racing this one would otherwise zero the counters of the one under way.
+void Runtime::reset_run_state() {
   for (auto* c : {&syscalls_, &handoffs_, &exit_oldp_, &exit_otherp_,
                   &exit_grq_, &netpoll_blocking_, &netpoll_ready_}) {
     c->store(0, std::memory_order_relaxed);
   }
-  polls_at_start_ = poller_->polls();
-  events_at_start_ = poller_->events();
-  timeouts_at_start_ = poller_->timeouts();
-  stage3::Runtime::run(std::move(main));
+  polls_at_start_.store(poller_->polls(), std::memory_order_relaxed);
+  events_at_start_.store(poller_->events(), std::memory_order_relaxed);
+  timeouts_at_start_.store(poller_->timeouts(), std::memory_order_relaxed);
 }
 
 Stats Runtime::stats() const {
@@ -95,11 +96,13 @@ Stats Runtime::stats() const {
   s.exitsyscall_oldp = get(exit_oldp_);
   s.exitsyscall_otherp = get(exit_otherp_);
   s.exitsyscall_grq = get(exit_grq_);
-  s.netpolls = poller_->polls() - polls_at_start_;
+  s.netpolls = poller_->polls() - polls_at_start_.load(std::memory_order_relaxed);
   s.netpoll_blocking = get(netpoll_blocking_);
-  s.netpoll_events = poller_->events() - events_at_start_;
+  s.netpoll_events =
+      poller_->events() - events_at_start_.load(std::memory_order_relaxed);
   s.netpoll_ready = get(netpoll_ready_);
-  s.netpoll_timeouts = poller_->timeouts() - timeouts_at_start_;
+  s.netpoll_timeouts =
+      poller_->timeouts() - timeouts_at_start_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -117,9 +117,6 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   explicit Runtime(Config config = {});
   ~Runtime() override;
 
-  /// Runs `main` as in stage 3 (stage 4's counters start from zero).
-  void run(std::function<void()> main);
-
   /// Counters of the current or last run().
   Stats stats() const;
 
@@ -162,6 +159,8 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   void other_mcall(M* m, G* gp) override;
   /// "stage4", in trace files.
   const char* stage_name() const override { return "stage4"; }
+  /// Stage 4's counters start from zero with each run (sched_ held).
+  void reset_run_state() override;
 
  protected:  // stage 5 builds on what follows
   /// `c` validated (stage 3's rules and max_threads), or gmp::ConfigError.
@@ -201,10 +200,11 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   std::atomic<std::uint64_t> exit_grq_{0};     ///< ... no P: the GRQ
   std::atomic<std::uint64_t> netpoll_blocking_{0};  ///< blocking polls
   std::atomic<std::uint64_t> netpoll_ready_{0};  ///< goroutines it readied
-  // The poller's counters when run() began (written by run() only).
-  std::uint64_t polls_at_start_ = 0;     ///< Netpoller::polls() then
-  std::uint64_t events_at_start_ = 0;    ///< Netpoller::events() then
-  std::uint64_t timeouts_at_start_ = 0;  ///< Netpoller::timeouts() then
+  // The poller's counters when run() began: written by reset_run_state
+  // (under sched_), read by stats() from any thread (relaxed: figures).
+  std::atomic<std::uint64_t> polls_at_start_{0};  ///< Netpoller::polls() then
+  std::atomic<std::uint64_t> events_at_start_{0};  ///< Netpoller::events() then
+  std::atomic<std::uint64_t> timeouts_at_start_{0};  ///< ...timeouts() then
 };
 
 /// Marks the calling goroutine as in a blocking system call for its
