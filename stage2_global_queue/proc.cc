@@ -45,7 +45,7 @@ void goroutine_entry(void* arg) noexcept {
 
 // Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
 // m is the calling goroutine's M, or null for main (run() creates it from
-// a plain thread). Returns null if
+// a plain thread); `type` is fn's (gmp::function_type). Returns null if
 // main has already returned (the goroutine is dropped: `fn` is destroyed
 // by our caller, after the lock is released). One lock acquisition when a
 // dead G can be reused, which is the common case.

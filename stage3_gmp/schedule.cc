@@ -28,7 +28,6 @@ constexpr std::uint32_t kFairness = 61;  // Go's 1-in-61 global queue check
 
 // ---- The goroutine's first and last frame ------------------------------------
 
-
 void goroutine_entry(void* arg) noexcept {
   stage2::on_goroutine_start();
   G* gp = static_cast<G*>(arg);
