@@ -88,7 +88,7 @@ inline constexpr std::int32_t kNoP = -1;
 ///   kSysmon     -           P or kNoP  -              readied  reason
 ///   kQueues     -           P or kNoP  GRQ length     P's queue length
 struct Event {
-  std::int64_t ts = 0;      ///< nanoseconds since the trace started
+  std::int64_t ts = 0;  ///< ticks since the trace started (clock.h)
   std::uint64_t g = 0;      ///< a goroutine id
   std::uint64_t arg = 0;    ///< see the table
   std::uint64_t arg2 = 0;   ///< kHandoff: the M that gets the P

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -94,7 +95,8 @@ struct Item {
 // Replays the merged events and writes one JSON event per line.
 class Writer {
  public:
-  explicit Writer(std::ostream& out) : out_(out) {}
+  Writer(std::ostream& out, double ns_per_tick)
+      : out_(out), ns_per_tick_(ns_per_tick) {}
 
   void replay(const std::vector<Item>& items);
   void finish(const RunInfo& info, std::uint64_t dropped);
@@ -142,6 +144,7 @@ class Writer {
   GState& g(std::uint64_t id);
 
   std::ostream& out_;
+  const double ns_per_tick_;  // the events' ticks to nanoseconds
   bool first_ = true;
   std::int64_t last_ts_ = 0;
   std::unordered_map<std::uint64_t, GState> gs_;
@@ -166,7 +169,8 @@ void Writer::emit(const std::string& json) {
 std::string Writer::head(const char* ph, int pid, int tid,
                          std::int64_t ts) const {
   return std::string("{\"ph\":\"") + ph + "\",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + micros(ts);
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" +
+         micros(std::llround(static_cast<double>(ts) * ns_per_tick_));
 }
 
 void Writer::begin(int pid, int tid, std::int64_t ts, const std::string& name,
@@ -461,7 +465,7 @@ void write_chrome_json(std::ostream& out,
                      return leaves(a.e) && !leaves(b.e);
                    });
   out << "{\"traceEvents\":[";
-  Writer w(out);
+  Writer w(out, info.ns_per_tick);
   w.replay(items);
   w.finish(info, dropped);
 }

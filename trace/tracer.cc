@@ -111,16 +111,16 @@ void Buffer::queues(std::int32_t p, std::uint32_t runq,
   add({.arg = grq, .p = p, .count = runq, .type = EventType::kQueues});
 }
 
-Tracer::Tracer(std::string path)
-    : path_(std::move(path)), origin_(std::chrono::steady_clock::now()) {}
+Tracer::Tracer(std::string path) : path_(std::move(path)) {}
 
 Buffer* Tracer::buffer(int thread) {
   std::lock_guard lk(buffers_mu_);
-  buffers_.push_back(std::make_unique<Buffer>(thread, origin_));
+  buffers_.push_back(std::make_unique<Buffer>(thread, clock_));
   return buffers_.back().get();
 }
 
-std::string Tracer::write(const RunInfo& info) const {
+std::string Tracer::write(RunInfo info) const {
+  info.ns_per_tick = clock_.ns_per_tick();
   std::vector<const Buffer*> buffers;
   {
     std::lock_guard lk(buffers_mu_);

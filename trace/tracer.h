@@ -29,10 +29,11 @@
 /// kMaxEvents (64 Mi events, 3 GiB: far past a course workload) and counts
 /// what it drops; the file reports the count.
 ///
-/// Timestamps: steady_clock, and strictly increasing within a buffer (a
-/// clock coarser than a nanosecond can give two events of a thread the same
-/// time; the second gets one more), so merging the buffers by time keeps
-/// each thread's order exactly.
+/// Timestamps: ticks of the trace's Clock (clock.h: the CPU's counter
+/// where the kernel trusts it, turned into time when the file is written),
+/// strictly increasing within a buffer (two events of a thread read in the
+/// same tick get one apart), so merging the buffers by time keeps each
+/// thread's order exactly.
 /// ```
 #pragma once
 
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "common/wait_reason.h"
+#include "trace/clock.h"
 #include "trace/event.h"
 
 namespace gmp::trace {
@@ -64,9 +66,8 @@ class Buffer {
   static constexpr std::size_t kChunkEvents = 4096;
 
   /// A buffer for thread `thread` (an M id, kSysmonThread, kRunThread)
-  /// whose timestamps count from `origin`.
-  Buffer(int thread, std::chrono::steady_clock::time_point origin)
-      : thread_(thread), origin_(origin) {}
+  /// whose timestamps are ticks of `clock`.
+  Buffer(int thread, const Clock& clock) : thread_(thread), clock_(clock) {}
 
   // Recording: one function per event type, owner thread only (the
   // table in event.h says what each field means). Out of line and cold
@@ -114,13 +115,9 @@ class Buffer {
   [[gnu::cold]] void queues(std::int32_t p, std::uint32_t runq,
                             std::uint64_t grq) noexcept;
 
-  /// The time now on this buffer's clock: nanoseconds since the trace
+  /// The time now on this buffer's clock, in ticks since the trace
   /// started (the time handoff() takes).
-  std::int64_t now() const noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now() - origin_)
-        .count();
-  }
+  std::int64_t now() const noexcept { return clock_.now(); }
 
   /// The owner thread (an M id, kSysmonThread or kRunThread).
   int thread() const noexcept { return thread_; }
@@ -139,7 +136,7 @@ class Buffer {
   void add(Event e) noexcept;
 
   const int thread_;
-  const std::chrono::steady_clock::time_point origin_;
+  const Clock clock_;  // a copy of the Tracer's: immutable
   // All owner thread only (read by Tracer::write after the owner's join).
   std::vector<std::unique_ptr<Event[]>> chunks_;  // full but the last
   std::size_t size_ = 0;                          // events recorded
@@ -151,6 +148,9 @@ class Buffer {
 struct RunInfo {
   std::string stage;  ///< "stage3"
   int procs = 0;      ///< GOMAXPROCS (stage 2: Ms) at the run's start
+  /// The events' ticks in nanoseconds (Clock::ns_per_tick; Tracer::write
+  /// sets it).
+  double ns_per_tick = 1.0;
 };
 
 /// The tracer of one run: hands out buffers, then writes them as JSON.
@@ -164,18 +164,18 @@ class Tracer {
   /// buffer lives as long as the Tracer.
   Buffer* buffer(int thread);
 
-  /// Writes every buffer to the file as Chrome Trace Event JSON (json.h).
-  /// Call once every thread that owns a buffer has been joined. Returns ""
-  /// or the reason the file could not be written (the run itself is not
-  /// affected; the runtime prints it).
-  std::string write(const RunInfo& info) const;
+  /// Writes every buffer to the file as Chrome Trace Event JSON (json.h),
+  /// with `info` and the clock's rate. Call once every thread that owns a
+  /// buffer has been joined. Returns "" or the reason the file could not
+  /// be written (the run itself is not affected; the runtime prints it).
+  std::string write(RunInfo info) const;
 
   /// The file's path.
   const std::string& path() const noexcept { return path_; }
 
  private:
   const std::string path_;
-  const std::chrono::steady_clock::time_point origin_;
+  const Clock clock_;  // immutable: time 0 is the Tracer's making
   mutable std::mutex buffers_mu_;                 // protects buffers_
   std::vector<std::unique_ptr<Buffer>> buffers_;  // buffers_mu_
 };

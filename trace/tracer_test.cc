@@ -204,6 +204,30 @@ TEST(TraceWriter, LabelsAreDemangledWithoutTheAnonymousNamespace) {
       << w.text;
 }
 
+// The file's times are the ticks times the clock's rate: a hand-off stamped
+// at tick 1000 with 0.5 ns per tick is at 0.5 us.
+TEST(TraceWriter, TicksBecomeMicrosecondsAtTheClocksRate) {
+  Clock clock;
+  Buffer b(0, clock);
+  b.handoff(0, 0, 1, 1000);
+  std::ostringstream out;
+  write_chrome_json(out, {&b}, {.stage = "test", .procs = 1, .ns_per_tick = 0.5});
+  EXPECT_NE(out.str().find("\"ts\":0.500,\"dur\":0"), std::string::npos)
+      << out.str();
+}
+
+TEST(TraceClock, TicksGrowAndHaveARate) {
+  Clock clock;
+  std::int64_t a = clock.now();
+  std::int64_t b = clock.now();
+  EXPECT_GE(a, 0);
+  EXPECT_GE(b, a);
+  EXPECT_GT(clock.ns_per_tick(), 0.0);
+  if (!clock.cycle_counter()) {
+    EXPECT_EQ(clock.ns_per_tick(), 1.0);
+  }
+}
+
 TEST(TraceSession, EachRunGetsItsOwnFileThroughPercentR) {
   std::string dir = temp_path();
   std::remove(dir.c_str());
