@@ -37,7 +37,6 @@
 /// ```
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
