@@ -4,10 +4,10 @@
 #include "trace/tracer.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <typeinfo>
@@ -229,13 +229,11 @@ TEST(TraceClock, TicksGrowAndHaveARate) {
 }
 
 TEST(TraceSession, EachRunGetsItsOwnFileThroughPercentR) {
-  std::string dir = temp_path();
-  std::remove(dir.c_str());
-  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  char dir[] = "/tmp/gmp-tracer-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
   Session s;
-  std::vector<std::string> files;
   for (int run = 0; run < 2; ++run) {
-    s.start(dir + "/run-%r.json");
+    s.start(std::string(dir) + "/run-%r.json");
     ASSERT_TRUE(s.on());
     ASSERT_TRUE(s.open());
     s.run_buffer()->go_create(1, 0, nullptr, kNoP);
@@ -243,16 +241,14 @@ TEST(TraceSession, EachRunGetsItsOwnFileThroughPercentR) {
     EXPECT_FALSE(s.on());
     EXPECT_FALSE(s.open());
   }
+  // Two files, numbered by the process's run count ("run-<n>.json").
   int found = 0;
-  for (int n = 1; n < 1000 && found < 2; ++n) {  // numbers count per process
-    std::string f = dir + "/run-" + std::to_string(n) + ".json";
-    if (::access(f.c_str(), R_OK) == 0) {
-      ++found;
-      std::remove(f.c_str());
-    }
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(f.path().filename().string().rfind("run-", 0), 0u) << f.path();
+    ++found;
   }
   EXPECT_EQ(found, 2);
-  ::rmdir(dir.c_str());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TraceSession, OffWritesNothingAndGivesNoBuffer) {
