@@ -20,7 +20,8 @@ void Runtime::checkdead() {
     return;
   }
   if (nmidle_ < mcount_) return;  // an M runs, spins, or is being made
-  if (idle_duty_wanted()) return;  // sleepers (stage 4: I/O waiters)
+  if (!timers_.empty() || idle_duty_wanted()) return;  // sleepers (stage 4:
+                                                        // I/O waiters)
   // Every M is idle. A runnable goroutine now would be a lost wakeup.
   int procs = gomaxprocs_.load(std::memory_order_relaxed);
   for (int i = 0; i < procs; ++i) {

@@ -240,19 +240,32 @@ void Runtime::make_runnable(G* gp) {
 // ---- Ms and Ps ------------------------------------------------------------------
 
 //! [wakep]
-// Go's wakep: if there is an idle P and no M is spinning, wake (or make)
-// an M to spin. The submitted work was queued before this check (see the
-// essay in runtime.h): seq_cst orders it against nmspinning.
+// Go's wakep: if no M is spinning, wake (or make) an M to spin on an idle
+// P. The submitted work was queued before this check (see the essay in
+// runtime.h): seq_cst orders it against nmspinning, npidle and
+// needspinning.
 void Runtime::wakep() {
   // The StoreLoad of the submitting side: the goroutine just queued is
   // visible before we read nmspinning (pairs with stop_spinning's fence).
   storeload_fence();
-  if (npidle_.load(std::memory_order_seq_cst) == 0) return;
+  if (nmspinning_.load(std::memory_order_seq_cst) != 0) return;
+  if (npidle_.load(std::memory_order_seq_cst) == 0) {
+    // Every P is held, but one of their Ms may be about to give its P up
+    // without having seen our work (Go issue 43997): ask it to spin
+    // instead (needspinning, checked by findRunnable before and after it
+    // drops its P). Then look again: a P that went idle meanwhile is ours
+    // to start an M on. Set only when clear: the flag stays set while
+    // every P is busy, and a load does not bounce its cache line.
+    if (!needspinning_.load(std::memory_order_relaxed)) {
+      needspinning_.store(true, std::memory_order_seq_cst);
+    }
+    storeload_fence();  // pairs with find_runnable's after pidleput
+    if (npidle_.load(std::memory_order_seq_cst) == 0) return;
+  }
   std::int32_t expected = 0;
-  if (nmspinning_.load(std::memory_order_seq_cst) != 0 ||
-      !nmspinning_.compare_exchange_strong(expected, 1,
+  if (!nmspinning_.compare_exchange_strong(expected, 1,
                                            std::memory_order_seq_cst)) {
-    return;  // a spinning M will find the work
+    return;  // another M started spinning meanwhile: it will find the work
   }
   startm(nullptr, /*spinning=*/true);
 }
@@ -270,7 +283,7 @@ M* Runtime::startm(P* pp, bool spinning) {
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
     return nullptr;
   }
-  if (pp == nullptr) pp = pidleget();
+  if (pp == nullptr) pp = spinning ? pidleget_spinning() : pidleget();
   if (pp == nullptr) {
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
     return nullptr;
@@ -324,8 +337,9 @@ M* Runtime::newm(P* pp, bool spinning) {
 }
 
 // Go's stopm: m (holding no P) goes idle until startm hands it a P. The
-// first idle M sleeps only until the earliest timer, then runs the due
-// timers itself. Returns with m->p set, or with none when the run stops.
+// first idle M sleeps only until the earliest timer, then takes an idle
+// P to run the due timers on. Returns with m->p set, or with none when
+// the run stops.
 void Runtime::stopm(M* m) {
   GMP_CHECK(m->p == nullptr, "stopm: M holds a P");
   GMP_CHECK(!m->spinning.load(std::memory_order_relaxed), "stopm: spinning");
@@ -341,15 +355,14 @@ void Runtime::stopm(M* m) {
       if (m->spinning.load(std::memory_order_relaxed)) {
         start_spin_clock(m);  // startm made us spin from now on
       }
-      if (more) wakep();  // timers readied several: others may help
+      if (more) wakep();  // several are waiting: others may help
       return;
     }
     mput(m);
+    Clock::time_point until = timer_deadline();
     bool timer_duty = timer_m_ == nullptr && idle_duty_wanted() &&
                       !gcwaiting_.load(std::memory_order_relaxed);
     if (timer_duty) timer_m_ = m;
-    Clock::time_point until =
-        timers_.empty() ? Clock::time_point::max() : timers_.earliest();
     m->park.clear();
     m->parks.fetch_add(1, std::memory_order_relaxed);
     lk.unlock();
@@ -362,17 +375,36 @@ void Runtime::stopm(M* m) {
     if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
     lk.lock();
     if (timer_m_ == m) timer_m_ = nullptr;
-    if (m->idle) {  // timed out: nobody took us off the list
-      mremove(m);
-      run_timers(nullptr, Clock::now());  // no P: readied ones go to the GRQ
-    }
-    // Goroutines our timers (stage 4: our poll) readied are in the GRQ: run
-    // them ourselves, whether we timed out or were woken for another
-    // reason (an earlier timer; stage 4: a first I/O waiter).
-    if (m->nextp == nullptr && grq_size_.load(std::memory_order_relaxed) > 0) {
+    if (m->idle) mremove(m);  // timed out: nobody took us off the list
+    // A timer is due, or (stage 4) our poll readied goroutines onto the
+    // GRQ: run them ourselves, on an idle P. (The due timers run in
+    // findRunnable, on that P's queue.) Whether we timed out or were woken
+    // for another reason (an earlier timer; stage 4: a first I/O waiter).
+    if (m->nextp == nullptr &&
+        (grq_size_.load(std::memory_order_relaxed) > 0 || timers_due())) {
       if (P* pp = pidleget()) m->nextp = pp;
     }
   }
+}
+
+// When the idle M on timer duty must wake: the earliest timer, unless it
+// is due already while every P is held. Then the Ms holding the Ps run it
+// at their next findRunnable, onto their own queue (an M without a P could
+// only put the sleeper in the GRQ, where a runnext chain can starve it:
+// goroutines readying each other never let their P look at the GRQ).
+// max() for no deadline. sched_ held.
+Runtime::Clock::time_point Runtime::timer_deadline() const {
+  if (timers_.empty()) return Clock::time_point::max();
+  Clock::time_point until = timers_.earliest();
+  if (npidle_.load(std::memory_order_relaxed) == 0 && until <= Clock::now()) {
+    return Clock::time_point::max();
+  }
+  return until;
+}
+
+// Whether the earliest timer is due. sched_ held.
+bool Runtime::timers_due() const {
+  return !timers_.empty() && timers_.earliest() <= Clock::now();
 }
 
 // If goroutines sleep and no idle M is on timer duty, wakes an idle M
@@ -391,7 +423,9 @@ void Runtime::ensure_timer_m() {
 
 G* Runtime::poll_network(M*) { return nullptr; }  // no poller before stage 4
 
-bool Runtime::idle_duty_wanted() const { return !timers_.empty(); }
+bool Runtime::idle_duty_wanted() const {
+  return timer_deadline() != Clock::time_point::max();
+}
 
 void Runtime::idle_wait(M* m, Clock::time_point until) {
   if (until == Clock::time_point::max()) {
@@ -448,6 +482,15 @@ P* Runtime::pidleget() {
   pidle_ = pp->link;
   pp->link = nullptr;
   npidle_.fetch_sub(1, std::memory_order_seq_cst);
+  return pp;
+}
+
+// Go's pidlegetSpinning: pidleget for one who found (or submitted) work
+// and wants an M to spin for it. With no idle P, raises needspinning, so
+// that an M about to give up its P spins instead. sched_ held.
+P* Runtime::pidleget_spinning() {
+  P* pp = pidleget();
+  if (pp == nullptr) needspinning_.store(true, std::memory_order_seq_cst);
   return pp;
 }
 

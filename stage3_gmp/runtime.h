@@ -38,10 +38,17 @@
 /// work (go, ready) wakes an idle M only if there is an idle P and no M is
 /// spinning (wakep): a spinning M will find the work. So that no work is
 /// lost (a goroutine queued while every M parks), the two sides follow
-/// Go's protocol:
-///   - submit: put the goroutine in a queue, then check nmspinning;
-///   - stop spinning: decrement nmspinning, then check every queue again,
-///     and go back to spinning if anything is there;
+/// Go's protocol, the delicate dance:
+///   1. submit: put the goroutine in a queue, then check nmspinning;
+///   2. stop spinning: decrement nmspinning, then check every queue again,
+///      and go back to spinning if anything is there;
+///   3. with no idle P, the submitter raises needspinning, then looks at
+///      npidle again; an M about to give its P up (not spinning, so it
+///      skips rule 2) checks needspinning before and after it puts the P
+///      on the idle list, and spins instead if it is raised (Go 1.21's
+///      fix of a lost wake-up, Go issue 43997: without it, a goroutine
+///      queued while the last busy M was giving up its P waited until the
+///      busy goroutine scheduled, forever if it spins on the queued one);
 /// and a spinning M that finds work calls wakep, so that another M spins
 /// for the work that may follow. At most half the busy Ps' worth of Ms spin
 /// (2 * nmspinning < GOMAXPROCS - npidle).
@@ -178,9 +185,9 @@ class Runtime {
   /// or null (stage 3 has no poller). m holds a P.
   virtual G* poll_network(M* m);
   /// Whether one idle M must stay on duty, watching for events from
-  /// outside the running goroutines: in stage 3, sleepers' timers. Also
-  /// checkdead's test (every M idle with such waiters is no deadlock).
-  /// sched_ held.
+  /// outside the running goroutines: in stage 3, a timer it must wake for
+  /// (timer_deadline). checkdead counts any sleeper, or this, as a waiter
+  /// that is no deadlock. sched_ held.
   virtual bool idle_duty_wanted() const;
   /// How the idle M on duty waits until `until` (max: no timer) or until
   /// woken: stage 3 sleeps on its Note. Without sched_.
@@ -267,9 +274,19 @@ class Runtime {
   /// same lock, finds every M with its thread handle.
   M* newm(P* pp, bool spinning);
   /// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
-  /// first idle M sleeps only until the earliest timer, then runs the due
-  /// timers itself. Returns with m->p set, or with none when the run stops.
+  /// first idle M sleeps only until timer_deadline(), then takes an idle P
+  /// to run the due timers on. Returns with m->p set, or with none when the
+  /// run stops.
   void stopm(M* m);
+  /// When the idle M on timer duty must wake: the earliest timer, or max()
+  /// for none, or if it is due already while every P is held: then the Ms
+  /// holding the Ps run it at their next findRunnable, onto their own queue.
+  /// (An M without a P could only put the sleeper in the GRQ, where a
+  /// runnext chain starves it: goroutines that ready each other through
+  /// runnext never let their P look at the GRQ.) sched_ held.
+  Clock::time_point timer_deadline() const;
+  /// Whether the earliest timer is due. sched_ held.
+  bool timers_due() const;
   /// If goroutines sleep and no idle M is on timer duty, wakes an idle M
   /// (without a P) to take it: it will sleep until the earliest timer. Only
   /// timers need this at once (stage 4's I/O duty is taken by the next M that
@@ -286,6 +303,10 @@ class Runtime {
   void pidleput(P* pp);
   /// Go's pidleget: an idle P off the list, or null. sched_ held.
   P* pidleget();
+  /// Go's pidlegetSpinning: pidleget for one who found or submitted work
+  /// and wants an M to spin for it; with no idle P it raises needspinning_,
+  /// so that an M about to give its P up spins instead. sched_ held.
+  P* pidleget_spinning();
   /// Go's acquirep: m now holds pp.
   void acquirep(M* m, P* pp);
   /// Go's releasep: m gives up its P, which it returns.
@@ -300,7 +321,14 @@ class Runtime {
   /// Go's stealWork: 4 rounds over every other P in a random order, taking half
   /// of a victim's queue; runnext only in the last round.
   G* steal_work(M* m);
-  /// m starts spinning: counted in nmspinning (seq_cst: see wakep).
+  /// The end of the delicate dance, after findRunnable gave m's P up (procs:
+  /// GOMAXPROCS as it read it): a spinning M stops spinning and looks at
+  /// every queue again, a non-spinning one at needspinning_; if work is
+  /// waiting and a P is idle, m takes the P and spins. Returns whether m
+  /// holds a P again.
+  bool recheck_after_drop(M* m, int procs);
+  /// m starts spinning: counted in nmspinning (seq_cst: see wakep), and
+  /// needspinning_ is served.
   void become_spinning(M* m);
   /// m spins from now on: its spin time (and trace slice) starts.
   void start_spin_clock(M* m);
@@ -325,8 +353,8 @@ class Runtime {
   void gosched_m(M* m, G* gp);
   /// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
   void goexit0(M* m, G* gp);
-  /// The goroutines whose sleep is over become runnable: on pp's queue, or,
-  /// from an M without a P, on the GRQ (its caller then takes a P for them).
+  /// The goroutines whose sleep is over become runnable, on pp's queue (m's
+  /// own P); an idle M takes the duty of the next timer. Without sched_.
   void run_timers(P* pp, std::chrono::steady_clock::time_point now);
   // stw.cc: stopping the world, GOMAXPROCS.
   /// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
@@ -413,6 +441,13 @@ class Runtime {
   // ---- Atomics read on fast paths without a lock.
   std::atomic<int> gomaxprocs_{0};  ///< changed only with the world stopped
   std::atomic<std::int32_t> nmspinning_{0};  ///< seq_cst: see the essay
+  /// Go's sched.needspinning: work was submitted or found while every P was
+  /// held, and no M spins for it; the next M about to give its P up spins
+  /// instead (the essay's third rule). Raised by wakep and
+  /// pidleget_spinning, cleared by become_spinning; seq_cst, a Dekker pair
+  /// with npidle_ (wakep raises it then reads npidle_; findRunnable puts
+  /// its P on the idle list, then reads it).
+  std::atomic<bool> needspinning_{false};
   std::atomic<bool> gcwaiting_{false};    ///< stop the world under way
   std::atomic<bool> exiting_{false};      ///< main returned
   std::atomic<bool> stopping_{false};     ///< every goroutine dead: Ms exit

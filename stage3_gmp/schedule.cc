@@ -136,34 +136,22 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
       if (G* gp = steal_work(m)) return {gp, false};
       if (gcwaiting_.load(std::memory_order_acquire)) continue;
     }
-    // 6. Nothing: give the P back, last look at the GRQ under the lock.
+    // 6. Nothing: give the P back, with a last look at the GRQ.
     {
       std::lock_guard lk(sched_);
       if (gcwaiting_.load(std::memory_order_acquire)) continue;
       if (G* gp = globrunqget(pp, 0)) return {gp, false};
+      if (!m->spinning.load(std::memory_order_relaxed) &&
+          needspinning_.load(std::memory_order_relaxed)) {
+        // Someone found work that no idle P could take (wakep,
+        // pidleget_spinning), while we were about to go idle without
+        // having seen it: we spin for them instead.
+        become_spinning(m);
+        continue;
+      }
       pidleput(releasep(m));
     }
-    if (m->spinning.load(std::memory_order_relaxed)) {
-      // The delicate dance: stop spinning, then look at every queue again;
-      // work queued meanwhile saw nmspinning > 0 and woke nobody.
-      stop_spinning(m);
-      for (int i = 0; i <= procs; ++i) {
-        bool work = i < procs ? !allp_[i]->runq.empty()
-                              : grq_size_.load(std::memory_order_relaxed) > 0;
-        if (!work) continue;
-        P* idle = nullptr;
-        {
-          std::lock_guard lk(sched_);
-          idle = pidleget();
-        }
-        if (idle != nullptr) {
-          acquirep(m, idle);
-          become_spinning(m);
-        }
-        break;
-      }
-      if (m->p != nullptr) continue;
-    }
+    if (recheck_after_drop(m, procs)) continue;  // work after all: a P again
     stopm(m);  // returns holding a P, or with none when the run stops
     if (m->p == nullptr) return {nullptr, false};
   }
@@ -212,9 +200,47 @@ G* Runtime::steal_work(M* m) {
 }
 //! [steal_work]
 
+//! [recheck_after_drop]
+// The delicate dance, once m has given its P up: work submitted while it
+// looked may have woken nobody. A spinning M stops spinning and looks at
+// every queue again: a submitter that saw nmspinning > 0 woke nobody. A
+// non-spinning M looks at needspinning: a submitter that saw no idle P
+// raised it instead. Either way, if there is work and an idle P, m takes
+// the P and spins. Returns whether m holds a P again.
+bool Runtime::recheck_after_drop(M* m, int procs) {
+  if (m->spinning.load(std::memory_order_relaxed)) {
+    stop_spinning(m);  // the StoreLoad: the decrement, then the reads
+    bool work = grq_size_.load(std::memory_order_relaxed) > 0;
+    for (int i = 0; i < procs && !work; ++i) {
+      work = !allp_[i]->runq.empty();
+    }
+    if (!work) return false;
+  } else {
+    storeload_fence();  // our pidleput, then the flag (pairs with wakep's)
+    if (!needspinning_.load(std::memory_order_seq_cst)) return false;
+  }
+  P* idle = nullptr;
+  {
+    std::lock_guard lk(sched_);
+    idle = pidleget_spinning();  // none: needspinning stays raised
+  }
+  if (idle == nullptr) return false;
+  acquirep(m, idle);
+  become_spinning(m);
+  return true;
+}
+//! [recheck_after_drop]
+
 void Runtime::become_spinning(M* m) {
   m->spinning.store(true, std::memory_order_relaxed);
   nmspinning_.fetch_add(1, std::memory_order_seq_cst);
+  // A spinning M looks everywhere before it stops: whoever asked for one
+  // (needspinning) is served. seq_cst, after the increment: a wakep that
+  // raises the flag again after this either sees nmspinning > 0 first,
+  // or queued its work before our look (the delicate dance).
+  if (needspinning_.load(std::memory_order_relaxed)) {
+    needspinning_.store(false, std::memory_order_seq_cst);
+  }
   start_spin_clock(m);
 }
 
@@ -338,24 +364,17 @@ void Runtime::goexit0(M* m, G* gp) {
   }
 }
 
-// The goroutines whose sleep is over become runnable: on pp's queue, or,
-// from an M without a P, on the GRQ (its caller then takes a P for them).
+// The goroutines whose sleep is over become runnable, on pp's queue.
 void Runtime::run_timers(P* pp, Clock::time_point now) {
   std::vector<G*> due;
   {
-    std::unique_lock lk(sched_, std::defer_lock);
-    if (pp != nullptr) lk.lock();  // else the caller holds it
+    std::lock_guard lk(sched_);
     while (!timers_.empty() && timers_.earliest() <= now) {
       Sudog<G*>* s = timers_.pop();
       ntimers_.fetch_sub(1, std::memory_order_relaxed);
-      if (!s->try_claim()) continue;  // cancelled meanwhile
-      if (pp != nullptr) {
-        due.push_back(s->g);
-        continue;
-      }
-      make_runnable(s->g);
-      globrunqput(s->g);
+      if (s->try_claim()) due.push_back(s->g);  // else cancelled meanwhile
     }
+    if (!due.empty()) ensure_timer_m();  // someone waits for the next one
   }
   for (G* gp : due) ready(gp, pp);
 }

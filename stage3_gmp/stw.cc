@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "stage2_global_queue/switch.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
@@ -146,10 +147,19 @@ int Runtime::set_gomaxprocs(int n) {
   auto pause = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
           .count());
-  std::lock_guard lk(sched_);
-  ++stats_.stw_pauses;
-  stats_.stw_pause_ns += pause;
-  stats_.stw_max_pause_ns = std::max(stats_.stw_max_pause_ns, pause);
+  {
+    std::lock_guard lk(sched_);
+    ++stats_.stw_pauses;
+    stats_.stw_pause_ns += pause;
+    stats_.stw_max_pause_ns = std::max(stats_.stw_max_pause_ns, pause);
+  }
+  // Go's startTheWorld hands worldsema to the next waiter and yields to it
+  // (semrelease1 with handoff). We yield after every change: a goroutine
+  // that changes GOMAXPROCS in a loop would otherwise keep its P through
+  // every stop, and the P's queue and the due timers would never get a turn.
+  m = getm();  // fresh, as after any call that may switch
+  m->call = stage2::MCall::kGosched;
+  stage2::mcall(m, m->curg);
   return old;
 }
 

@@ -58,7 +58,8 @@ M* Runtime::handoffp(P* pp) {
     return nullptr;
   }
   if (grq_size_.load(std::memory_order_relaxed) > 0 ||
-      (timer_m_ == nullptr && idle_duty_wanted())) {
+      (timer_m_ == nullptr && (ntimers_.load(std::memory_order_relaxed) > 0 ||
+                               idle_duty_wanted()))) {
     // Work arrived; or timers or I/O waiters and no M watching them (this
     // was the last M that would have): an M takes the P.
     lk.unlock();
