@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stage3_gmp/api.h"
+#include "stage3_gmp/gmp_suite.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/helpers.h"
@@ -21,6 +22,12 @@ namespace gmp::testing {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiSuite, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiDeathTest, stage3::Api);
+
+}  // namespace gmp::testing
+
+namespace gmp::stage3 {
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, GmpSuite, stage3::Api);
 
 }  // namespace gmp::testing
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "stage3_gmp/gmp_suite.h"
 #include "stage4_syscalls/api.h"
 #include "stage4_syscalls/test_config.h"
 #include "testing/api_death_suite.h"
@@ -19,6 +20,12 @@ namespace gmp::testing {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiDeathTest, stage4::Api);
+
+}  // namespace gmp::testing
+
+namespace gmp::stage3 {
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, GmpSuite, stage4::Api);
 
 }  // namespace gmp::testing
 

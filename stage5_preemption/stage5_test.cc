@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "stage3_gmp/gmp_suite.h"
 #include "stage4_syscalls/net.h"
 #include "stage5_preemption/api.h"
 #include "stage5_preemption/async_preempt.h"
@@ -29,6 +30,12 @@ namespace gmp::testing {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiDeathTest, stage5::Api);
+
+}  // namespace gmp::testing
+
+namespace gmp::stage3 {
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, GmpSuite, stage5::Api);
 
 }  // namespace gmp::testing
 
