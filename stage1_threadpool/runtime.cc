@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/exit.h"
 #include "stage1_threadpool/tls.h"
 #include "stage1_threadpool/worker.h"
 
@@ -48,6 +49,7 @@ void Runtime::run(std::function<void()> main) {
     stats_ = Stats{};
     next_goid_ = 1;
     main_done_ = false;
+    exiting_.store(false, std::memory_order_relaxed);
   }
   start_workers();  // throws, with the runtime stopped again, on failure
   {
@@ -58,7 +60,13 @@ void Runtime::run(std::function<void()> main) {
     state_ = State::kRunning;
     work_cv_.notify_one();
     // exit_after_main() ends the other goroutines; then every worker idles.
-    done_cv_.wait(lk, [this] { return main_done_ && nidle_ == config_.procs; });
+    // One still running after kExitGrace never calls into the runtime: the
+    // program ends, as Go's does (common/exit.h).
+    done_cv_.wait(lk, [this] { return main_done_; });
+    if (!done_cv_.wait_for(lk, kExitGrace,
+                           [this] { return nidle_ == config_.procs; })) {
+      exit_program();
+    }
     GMP_CHECK(nblocked_ == 0 && queue_.empty(), "goroutines left at exit");
   }
   stop_workers();
@@ -68,6 +76,7 @@ void Runtime::run(std::function<void()> main) {
 // as goroutine 1, with mu_ held): no goroutine may start or keep waiting.
 void Runtime::exit_after_main(std::unique_lock<std::mutex>& lk) {
   state_ = State::kExiting;  // from now on go() drops, park() cancels
+  exiting_.store(true, std::memory_order_relaxed);  // and yield() ends
   main_done_ = true;
   std::deque<Task> never_started;
   never_started.swap(queue_);
@@ -206,8 +215,14 @@ void go(std::function<void()> fn) {
 }
 
 void yield() {
-  Sched::current_g("yield");
+  Worker* w = Sched::current_g("yield");
+  if (w->rt->exiting()) throw Goexit{};  // main has returned
   std::this_thread::yield();  // the goroutine cannot leave its thread
+}
+
+bool Runtime::exiting() const {
+  // relaxed: a stale false only delays the Goexit to a later call.
+  return exiting_.load(std::memory_order_relaxed);
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

@@ -40,7 +40,9 @@
 ///    are unlinked from their wait queues, then woken to unwind (gmp::Goexit,
 ///    so their destructors run). Goroutines still running are waited for
 ///    (a blocking call now throws Goexit at once), and the workers joined:
-///    run() returns with no thread and no goroutine left behind.
+///    run() returns with no thread and no goroutine left behind. One that
+///    is still running after gmp::kExitGrace never calls into the runtime:
+///    the program ends there, with status 0, as Go's does (common/exit.h).
 /// 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
 ///    worker is running and none can start (all blocked, or idle with nothing
 ///    queued), nothing can ever wake anyone: fatal error, naming every
@@ -48,6 +50,7 @@
 /// ```
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -105,7 +108,9 @@ class Runtime {
 
   /// Starts the workers, runs `main` as goroutine 1, and returns once main
   /// has returned and every other goroutine has ended (protocol 4). Can be
-  /// called again afterwards.
+  /// called again afterwards. If a goroutine is still running gmp::kExitGrace
+  /// after main returned (it never calls into the runtime), the program
+  /// ends with status 0 instead, as Go's does (common/exit.h).
   ///
   /// Errors: gmp::UsageError if called from a goroutine, or while this
   /// runtime runs; std::system_error, with nothing started, if a worker
@@ -125,6 +130,7 @@ class Runtime {
   // stage's free function of the same name (documented below).
   /// \cond
   friend void go(std::function<void()> fn);
+  friend void yield();
   friend void sleep_for(std::chrono::nanoseconds d);
   /// \endcond
 
@@ -148,6 +154,7 @@ class Runtime {
             WaitReason why, std::chrono::nanoseconds timeout);
   void ready(Worker* w) noexcept;
   void checkdead();
+  bool exiting() const;  // main has returned (protocol 4); any thread
 
   const Config config_;  // immutable
 
@@ -166,6 +173,10 @@ class Runtime {
   bool main_done_ = false;
   std::uint64_t next_goid_ = 1;  // main is goroutine 1, as in Go
   Stats stats_;
+
+  // state_ == kExiting, readable without mu_ for yield()'s check. Written
+  // under mu_ with state_; relaxed (see exiting()).
+  std::atomic<bool> exiting_{false};
 };
 
 /// Starts a new goroutine running `fn` (Go's `go fn()`): queues it; a free
@@ -175,7 +186,8 @@ class Runtime {
 void go(std::function<void()> fn);
 
 /// Lets other threads run (Go's runtime.Gosched). In stage 1 this can only
-/// yield the OS thread: the goroutine keeps its worker. Goroutine only.
+/// yield the OS thread: the goroutine keeps its worker. Goroutine only;
+/// throws gmp::Goexit once main has returned.
 void yield();
 
 /// Parks the calling goroutine for at least `d` (Go's time.Sleep); returns

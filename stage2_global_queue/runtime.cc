@@ -11,6 +11,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/exit.h"
 #include "stage2_global_queue/switch.h"
 #include "stage2_global_queue/tls.h"
 
@@ -63,6 +64,7 @@ void Runtime::run(std::function<void()> main) {
     sched_.reset_counters();
     goidgen_ = 0;
     all_dead_.clear();
+    main_returned_.clear();
   }
   SigquitDump sigquit("stage2", [this] { return dump_goroutines(); });
   trace_.start(*config_.trace);
@@ -80,7 +82,10 @@ void Runtime::run(std::function<void()> main) {
     end_run();
     throw;
   }
-  all_dead_.sleep();  // until goexit0 of the last goroutine
+  main_returned_.sleep();  // exit_after_main has told the others to end
+  // One still running after kExitGrace never calls into the runtime: the
+  // program ends, as Go's does (common/exit.h).
+  if (!all_dead_.tsleep(kExitGrace)) exit_program();
   stop_ms();
   end_run();
 }
@@ -176,6 +181,7 @@ void Runtime::exit_after_main() {
     --live_;
   }
   for (Sudog<G*>* s : cancelled) ready_locked(s->g);  // they throw Goexit
+  main_returned_.wakeup();
 }
 
 }  // namespace gmp::stage2

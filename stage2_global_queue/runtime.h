@@ -45,6 +45,9 @@
 /// 4. Exit, as in stage 1: the moment main returns no goroutine may start;
 ///    unstarted ones are dropped, parked ones are cancelled, unlinked and
 ///    readied to unwind (gmp::Goexit); run() returns once all are dead.
+///    A running goroutine unwinds at its next call into the runtime; one
+///    still running after gmp::kExitGrace never makes one, and the program
+///    ends there, with status 0, as Go's does (common/exit.h).
 /// 5. Deadlock (Go's checkdead): when the last running M goes idle, with no
 ///    timer pending, no goroutine can ever run again: fatal error naming
 ///    every waiting goroutine and its wait reason.
@@ -122,7 +125,9 @@ class Runtime {
 
   /// Starts the Ms, runs `main` as goroutine 1, and returns once main has
   /// returned and every other goroutine has ended (protocol 4). Can be
-  /// called again afterwards.
+  /// called again afterwards. If a goroutine is still running
+  /// gmp::kExitGrace after main returned (it never calls into the runtime),
+  /// the program ends with status 0 instead, as Go's does (common/exit.h).
   ///
   /// Errors: gmp::UsageError if called from a goroutine or while running;
   /// std::system_error, with nothing run, if an M's thread or main's stack
@@ -210,6 +215,7 @@ class Runtime {
 
   // The Ms; filled before any thread starts, cleared after all joined.
   std::vector<std::unique_ptr<M>> ms_;
+  Note main_returned_;  // woken by exit_after_main, once per run
   Note all_dead_;  // woken by the goexit0 that ends the last goroutine
   trace::Session trace_;  // this run's execution trace (trace/tracer.h)
 };

@@ -10,6 +10,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/exit.h"
 #include "stage2_global_queue/tls.h"
 
 namespace gmp::stage3 {
@@ -103,6 +104,7 @@ void Runtime::run(std::function<void()> main) {
     created_ = finished_ = exited_ = never_started_ = 0;
     goidgen_.store(0);
     all_dead_.clear();
+    main_returned_.clear();
     procresize(nullptr, *config_.procs);  // every P starts idle
     for (int i = *config_.procs - 1; i >= 0; --i) pidleput(allp_[i].get());
     started_at_ = Clock::now();
@@ -124,7 +126,11 @@ void Runtime::run(std::function<void()> main) {
     tracer_ = std::thread(&Runtime::trace_loop, this);
   }
   startm(nullptr, /*spinning=*/false);  // the first M takes main
-  all_dead_.sleep();  // until goexit0 of the last goroutine
+  main_returned_.sleep();  // goroutine 1 is telling the others to end
+  // One still running after kExitGrace never calls into the runtime (on
+  // stages 3 and 4 it also holds up exit_after_main's stop of the world):
+  // the program ends, as Go's does (common/exit.h).
+  if (!all_dead_.tsleep(kExitGrace)) exit_program();
   stop_ms();
   end_run();
 }

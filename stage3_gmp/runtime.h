@@ -155,7 +155,8 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   /// Runs `main` as goroutine 1 and returns once main has returned and
-  /// every other goroutine has ended, as in stage 2. Errors as in stage 2.
+  /// every other goroutine has ended, as in stage 2 (or ends the program
+  /// if one is still running gmp::kExitGrace after). Errors as in stage 2.
   void run(std::function<void()> main);
 
   /// The resolved configuration (procs is the GOMAXPROCS of the next run).
@@ -469,6 +470,7 @@ class Runtime {
   mutable RuntimeLock allglock_;  ///< Go's allglock: protects allgs_
   std::vector<std::unique_ptr<G>> allgs_;  ///< every G ever made; allglock_
 
+  Note main_returned_;  ///< woken when main returns, once per run
   Note all_dead_;       ///< woken by the goexit0 that ends the last goroutine
   std::thread tracer_;  ///< schedtrace, when GMP_DEBUG asks for it
   Note tracer_stop_;    ///< woken to stop tracer_ at the run's end

@@ -45,7 +45,10 @@ void goroutine_entry(void* arg) noexcept {
     } catch (...) {
       stage2::die_of_uncaught(*rt, gp);
     }
-    if (gp->goid == 1) rt->exit_after_main();  // still goroutine 1
+    if (gp->goid == 1) {  // still goroutine 1
+      rt->main_returned_.wakeup();  // before a stop that may never end
+      rt->exit_after_main();
+    }
     (finished ? rt->finished_ : rt->exited_)
         .fetch_add(1, std::memory_order_relaxed);
   }

@@ -12,9 +12,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "common/errors.h"
@@ -184,6 +187,36 @@ TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
               "goroutine 2 \\[chan receive\\]");
 }
 
+// Go ends the program when main returns, whatever other goroutines do. A
+// course runtime unwinds them at their next call into the runtime; one
+// that never makes one (here: a loop on an atomic) cannot be stopped, so
+// after gmp::kExitGrace the program ends as Go's does: status 0, what main
+// printed flushed, nothing after run() executed (common/exit.h).
+TYPED_TEST_P(ApiDeathTest, MainReturningWhileAGoroutineNeverCallsTheRuntimeEndsTheProgram) {
+  // The same path in the parent and in the death test's child process.
+  const std::string out = ::testing::TempDir() + "main_returns_stdout.txt";
+  auto program = [&out] {
+    if (std::freopen(out.c_str(), "w", stdout) == nullptr) std::abort();
+    run_with<TypeParam>(procs_for<TypeParam>(2, 1), [] {
+      auto* spin = new std::atomic<bool>{true};  // outlives the program
+      TypeParam::go([spin] {
+        while (spin->load(std::memory_order_relaxed)) {
+        }
+      });
+      TypeParam::sleep_for(std::chrono::milliseconds(5));
+      std::printf("main returns\n");  // buffered: the exit must flush it
+    });
+    std::printf("run returned\n");
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(0), "");
+  std::FILE* f = std::fopen(out.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char buf[64] = {};
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  EXPECT_EQ(std::string(buf, n), "main returns\n");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             ExceptionEscapingAGoroutineEndsTheProgram,
                             UnrecoveredRuntimePanicReadsAsInGo,
@@ -192,6 +225,7 @@ REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             SigquitNamesEachRuntimeWhenSeveralRun,
                             AllGoroutinesAsleepIsADeadlock,
                             UnlockOfUnlockedMutexIsFatal,
-                            DestroyingAnObjectAGoroutineWaitsOnIsFatal);
+                            DestroyingAnObjectAGoroutineWaitsOnIsFatal,
+                            MainReturningWhileAGoroutineNeverCallsTheRuntimeEndsTheProgram);
 
 }  // namespace gmp::testing

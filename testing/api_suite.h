@@ -561,6 +561,30 @@ TYPED_TEST_P(ApiSuite, MainReturningEndsEveryOtherGoroutineCleanly) {
   EXPECT_EQ(stats.goroutines_blocked, 0);
 }
 
+// A goroutine running when main returns (not parked, not queued) ends at
+// its next call into the runtime, which throws gmp::Goexit; run() returns.
+TYPED_TEST_P(ApiSuite, ARunningGoroutineEndsAtItsNextRuntimeCallAfterMain) {
+  std::atomic<bool> main_returning{false};
+  std::atomic<int> unwound{0};
+  struct Unwind {
+    std::atomic<int>& n;
+    ~Unwind() { n.fetch_add(1); }
+  };
+  auto stats = run_with<TypeParam>(procs_for<TypeParam>(2, 1), [&] {
+    TypeParam::go([&] {
+      Unwind u{unwound};
+      for (;;) {
+        if (main_returning.load()) TypeParam::yield();  // Goexit, once main
+      }                                                 // has returned
+    });
+    TypeParam::sleep_for(std::chrono::milliseconds(2));
+    main_returning.store(true);
+  });
+  EXPECT_EQ(unwound.load(), 1);
+  EXPECT_EQ(stats.goroutines_exited, 1u);
+  EXPECT_TRUE(conserved(stats));
+}
+
 TYPED_TEST_P(ApiSuite, GoroutinesQueuedWhenMainReturnsNeverRun) {
   std::atomic<int> ran{0};
   // One proc, and main never blocks: nothing else can start before it
@@ -721,6 +745,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     BlockingInsideACatchBlockKeepsTheException,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
+    ARunningGoroutineEndsAtItsNextRuntimeCallAfterMain,
     GoroutinesQueuedWhenMainReturnsNeverRun,
     ExitUnwindsGoroutinesThatWaitOnEachOthersObjects,
     StressExitWhileSleepersWakeUp, StressRandomProgramsManySeeds);
