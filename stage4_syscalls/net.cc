@@ -79,10 +79,13 @@ class Ref {
 
 std::string netname(int family) { return family == AF_INET6 ? "tcp6" : "tcp"; }
 
-// What a Conn's or Listener's destructor does: close the descriptor if it
-// is still open, and give the PollDesc back.
-void release_descriptor(Netpoller* poller, PollDesc*& pd) {
+// What a Conn's or Listener's destructor does (`object` names it): close
+// the descriptor if it is still open, and give the PollDesc back. A call
+// still under way on it is a fatal error: it would go on inside the
+// destroyed object.
+void release_descriptor(Netpoller* poller, PollDesc*& pd, const char* object) {
   if (pd == nullptr) return;
+  poller->check_unused(pd, object);
   poller->close(pd);  // false if closed already: fine here
   poller->free(pd);
   pd = nullptr;
@@ -96,8 +99,9 @@ Conn dial_one(Runtime& rt, const SockAddr& a, std::string_view address);
 
 Conn& Conn::operator=(Conn&& other) noexcept {
   if (this != &other) {
-    release_descriptor(poller_.get(), pd_);  // what ~Conn() does; the
-    // members stay alive (calling the destructor here would end them)
+    // What ~Conn() does; the members stay alive (calling the destructor
+    // here would end them).
+    release_descriptor(poller_.get(), pd_, "Conn");
     poller_ = std::move(other.poller_);
     pd_ = std::exchange(other.pd_, nullptr);
     net_ = std::move(other.net_);
@@ -107,7 +111,7 @@ Conn& Conn::operator=(Conn&& other) noexcept {
   return *this;
 }
 
-Conn::~Conn() { release_descriptor(poller_.get(), pd_); }
+Conn::~Conn() { release_descriptor(poller_.get(), pd_, "Conn"); }
 
 [[noreturn]] void Conn::fail(const char* op, int err) const {
   std::string where = std::string(op) + " " + net_;
@@ -195,8 +199,9 @@ void Conn::set_write_deadline(Clock::time_point t) {
 
 Listener& Listener::operator=(Listener&& other) noexcept {
   if (this != &other) {
-    release_descriptor(poller_.get(), pd_);  // what ~Listener() does; the
-    // members stay alive (calling the destructor here would end them)
+    // What ~Listener() does; the members stay alive (calling the
+    // destructor here would end them).
+    release_descriptor(poller_.get(), pd_, "Listener");
     poller_ = std::move(other.poller_);
     pd_ = std::exchange(other.pd_, nullptr);
     net_ = std::move(other.net_);
@@ -206,7 +211,7 @@ Listener& Listener::operator=(Listener&& other) noexcept {
   return *this;
 }
 
-Listener::~Listener() { release_descriptor(poller_.get(), pd_); }
+Listener::~Listener() { release_descriptor(poller_.get(), pd_, "Listener"); }
 
 void Listener::close() {
   if (pd_ == nullptr || !poller_->close(pd_)) {

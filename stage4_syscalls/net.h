@@ -55,8 +55,13 @@ class Conn {
   Conn() = default;
   /// Takes over other's descriptor; other is left closed.
   Conn(Conn&& other) noexcept { *this = std::move(other); }
-  /// Closes this one, then takes over other's descriptor.
+  /// Closes this one (as the destructor does, with its check), then takes
+  /// over other's descriptor.
   Conn& operator=(Conn&& other) noexcept;
+  /// Closes the descriptor. A fatal error if a goroutine is still in a
+  /// call on this Conn (parked in read or write, or running one): it would
+  /// go on inside the destroyed object. close() wakes them; destroy the
+  /// Conn once they have returned.
   ~Conn();
 
   /// Reads up to `n` bytes into `buf`, parking until some arrive. Returns
@@ -119,8 +124,11 @@ class Listener {
   Listener() = default;
   /// Takes over other's socket; other is left closed.
   Listener(Listener&& other) noexcept { *this = std::move(other); }
-  /// Closes this one, then takes over other's socket.
+  /// Closes this one (as the destructor does, with its check), then takes
+  /// over other's socket.
   Listener& operator=(Listener&& other) noexcept;
+  /// Closes the socket. A fatal error if a goroutine is still in accept()
+  /// on this Listener, as for a Conn.
   ~Listener();
 
   /// Waits for and returns the next connection. NetError on failure

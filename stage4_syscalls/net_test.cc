@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -269,6 +270,44 @@ TEST(NetTest, MoveAssignmentClosesTheOldConnAndKeepsTheNewOne) {
     });
   }  // the runtime's own descriptors (epoll, eventfd) go with it
   EXPECT_EQ(open_fds(), fds_before);  // nothing leaked, nothing closed twice
+}
+
+// Destroying a Conn while a goroutine is parked reading it, or a Listener
+// while one is parked in accept, is the mistake a destroyed Chan with
+// waiters is: a clear fatal error naming them, not a reader running on in
+// freed memory.
+TEST(NetDeathTest, DestroyingAConnAGoroutineReadsIsFatal) {
+  auto program = [] {
+    Runtime rt(procs(2));
+    rt.run([&] {
+      auto [r, w] = pipe();
+      auto reader = std::make_unique<Conn>(std::move(r));
+      go([&reader] {
+        char c;
+        (void)reader->read(&c, 1);
+      });
+      while (rt.netpoller()->waiters() == 0) sleep_for(milliseconds(1));
+      reader.reset();  // goroutine 2 waits in read
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: Conn destroyed while goroutines wait on it: "
+              "goroutine 2 \\[IO wait\\]");
+}
+
+TEST(NetDeathTest, DestroyingAListenerAGoroutineAcceptsOnIsFatal) {
+  auto program = [] {
+    Runtime rt(procs(2));
+    rt.run([&] {
+      auto l = std::make_unique<Listener>(listen("127.0.0.1:0"));
+      go([&l] { (void)l->accept(); });
+      while (rt.netpoller()->waiters() == 0) sleep_for(milliseconds(1));
+      l.reset();  // goroutine 2 waits in accept
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: Listener destroyed while goroutines wait on it: "
+              "goroutine 2 \\[IO wait\\]");
 }
 
 TEST(NetTest, EndOfFileResetAndBrokenPipe) {

@@ -16,6 +16,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/scheduler.h"
 #include "common/sudog.h"
 #include "stage3_gmp/sched.h"
 
@@ -234,6 +235,20 @@ void Netpoller::free(PollDesc* pd) {
   std::lock_guard ck(mu_);
   pd->link = free_;
   free_ = pd;
+}
+
+void Netpoller::check_unused(PollDesc* pd, std::string_view object) {
+  std::string users;
+  {
+    std::lock_guard lk(pd->lock);
+    if (pd->refs == 0) return;
+    pd->readers.describe(WaitReason::kIOWait, users);
+    pd->writers.describe(WaitReason::kIOWait, users);
+    if (users.empty()) {  // not parked: in a system call on another M
+      users = std::to_string(pd->refs) + " call(s) under way";
+    }
+  }
+  check_not_waited_on(object, users);
 }
 
 // ---- Deadlines --------------------------------------------------------------------

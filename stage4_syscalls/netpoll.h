@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "common/runtime_lock.h"
@@ -60,6 +61,12 @@ class Netpoller {
   /// The owner lets pd go (after close()): it returns to the cache once
   /// its descriptor is closed.
   void free(PollDesc* pd);
+  /// For the destructor of pd's owner (`object`: "Conn", "Listener"): a
+  /// fatal error, listing them, if calls are under way on pd (goroutines
+  /// parked in read, write or accept, or running one on another M). They
+  /// would go on inside the destroyed object, as goroutines woken inside a
+  /// destroyed Chan would (common/scheduler.h). Any thread.
+  void check_unused(PollDesc* pd, std::string_view object);
 
   /// Parks the calling goroutine until pd's `mode` is ready, pd closes or
   /// the deadline passes (Go's netpollblock). Consumes a ready token
