@@ -39,7 +39,8 @@ namespace gmp {
 /// Every operation but len() and cap() must be called from a goroutine of a
 /// running runtime (gmp::UsageError otherwise). A channel must outlive every
 /// goroutine that blocks on it (a fatal error otherwise), and belongs to
-/// one runtime at a time.
+/// one runtime at a time: an operation that would wake a goroutine of
+/// another runtime throws gmp::UsageError, changing nothing.
 template <class T, Scheduler S>
 class BasicChan {
   static_assert(std::is_nothrow_move_constructible_v<T> &&
@@ -75,6 +76,7 @@ class BasicChan {
       lk.unlock();
       throw Panic("send on closed channel");
     }
+    check_same_runtime<S>(recvq_, g, "Chan::send", /*all=*/false);
     if (Sudog* r = recvq_.dequeue()) {  // a receiver waits: hand it over
       static_cast<std::optional<T>*>(r->elem)->emplace(std::move(value));
       r->success = true;
@@ -100,6 +102,7 @@ class BasicChan {
   std::optional<T> recv() {
     G g = S::current_g("Chan::recv");
     std::unique_lock lk(lock_);
+    check_same_runtime<S>(sendq_, g, "Chan::recv", /*all=*/false);
     if (Sudog* s = sendq_.dequeue()) return recv_from_sender(*s, lk);
     if (qcount_ > 0) {  // a buffered value
       T v = std::move(*buf_[recvx_]);
@@ -120,12 +123,14 @@ class BasicChan {
   /// (they get std::nullopt) and senders (they panic). Throws
   /// gmp::Panic("close of closed channel") if it is already closed.
   void close() {
-    S::current_g("Chan::close");
+    G g = S::current_g("Chan::close");
     std::unique_lock lk(lock_);
     if (closed_) {
       lk.unlock();
       throw Panic("close of closed channel");
     }
+    check_same_runtime<S>(recvq_, g, "Chan::close", /*all=*/true);
+    check_same_runtime<S>(sendq_, g, "Chan::close", /*all=*/true);
     closed_ = true;
     Sudog* receivers = recvq_.dequeue_all();  // success stays false
     Sudog* senders = sendq_.dequeue_all();

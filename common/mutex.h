@@ -72,14 +72,17 @@ class BasicMutex {
 
   /// Unlocks, handing the mutex to the oldest waiter if there is one.
   /// Unlocking an unlocked mutex is a fatal error, as in Go ("sync: unlock
-  /// of unlocked mutex"); so is calling it outside a goroutine.
+  /// of unlocked mutex"); so is calling it outside a goroutine, or with a
+  /// waiter of another runtime (the mutex belongs to one runtime at a time).
   void unlock() noexcept {
+    std::unique_lock lk(lock_, std::defer_lock);
     try {
-      S::current_g("Mutex::unlock");
+      G g = S::current_g("Mutex::unlock");
+      lk.lock();
+      check_same_runtime<S>(waiters_, g, "Mutex::unlock", /*all=*/false);
     } catch (const UsageError& e) {
       fatal(e.what());  // noexcept (unlock runs in destructors): cannot throw
     }
-    std::unique_lock lk(lock_);
     if (!locked_) fatal("sync: unlock of unlocked mutex");
     if (Sudog<G>* w = waiters_.dequeue()) {
       lk.unlock();  // locked_ stays true: the waiter now owns the mutex

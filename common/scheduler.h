@@ -48,6 +48,8 @@ namespace gmp {
 ///  - `current_g(op)`: the calling goroutine; throws gmp::UsageError naming
 ///    `op` when called from a thread that is not running a goroutine.
 ///  - `goid(g)`: the goroutine's id; only the goroutine itself may ask.
+///  - `runtime_of(g)`: the runtime g belongs to, as an identity (compared,
+///    never dereferenced); any thread, any goroutine.
 ///  - `park(sudog, lock, reason)`: steps 2 and 4 above; `lock` is held on
 ///    entry and released on return; returns false if the wait was cancelled
 ///    (the sudog is then unlinked from its queue, see sudog.h).
@@ -59,6 +61,7 @@ concept Scheduler =
              const char* op) {
       { S::current_g(op) } -> std::same_as<typename S::G>;
       { S::goid(g) } -> std::convertible_to<std::uint64_t>;
+      { S::runtime_of(g) } -> std::convertible_to<const void*>;
       { S::park(s, lock, why) } -> std::same_as<bool>;
       { S::ready(s) } noexcept -> std::same_as<void>;
     };
@@ -87,6 +90,29 @@ void ready_all(Sudog<typename S::G>* chain) noexcept {
     S::ready(*chain);
     chain = next;
   }
+}
+
+/// For goroutine `me`, about to wake the goroutines of queue `q` (every
+/// waiting one with `all`, else the one WaitQ::dequeue takes next):
+/// throws gmp::UsageError naming `op`, before anything has changed, if one
+/// of them belongs to another runtime. An object belongs to one runtime at
+/// a time: a goroutine woken by another runtime's would be queued on the
+/// waker's scheduler, which does not own it. The object's lock is held.
+template <Scheduler S>
+void check_same_runtime(const WaitQ<typename S::G>& q, typename S::G me,
+                        const char* op, bool all) {
+  const void* mine = S::runtime_of(me);
+  const Sudog<typename S::G>* foreign = nullptr;
+  q.for_each_waiting([&](const Sudog<typename S::G>& s) {
+    if (S::runtime_of(s.g) != mine) foreign = &s;
+    return foreign == nullptr && all;
+  });
+  if (foreign == nullptr) [[likely]] return;
+  throw UsageError(std::string(op) + ": goroutine " +
+                   std::to_string(foreign->goid) +
+                   ", waiting on this object, belongs to another runtime. "
+                   "A Chan, Mutex or WaitGroup belongs to one runtime at a "
+                   "time: goroutines of two runtimes cannot wake each other");
 }
 
 /// The destructor check of every object with wait queues: `waiters` lists

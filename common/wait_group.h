@@ -37,11 +37,14 @@ class BasicWaitGroup {
   /// every goroutine in wait() is readied. Throws gmp::Panic("sync: negative
   /// WaitGroup counter") if it would go below zero, leaving it unchanged.
   void add(std::int64_t delta) {
-    S::current_g("WaitGroup::add");
+    G g = S::current_g("WaitGroup::add");
     std::unique_lock lk(lock_);
     if (count_ + delta < 0) {
       lk.unlock();
       throw Panic("sync: negative WaitGroup counter");
+    }
+    if (count_ + delta == 0) {
+      check_same_runtime<S>(waiters_, g, "WaitGroup::add", /*all=*/true);
     }
     count_ += delta;
     if (count_ != 0) return;

@@ -66,6 +66,18 @@ class WaitQ {
     return head;
   }
 
+  /// Calls f(s) for each sudog still waiting (neither claimed nor
+  /// cancelled), oldest first, until f returns false.
+  template <class F>
+  void for_each_waiting(F&& f) const {
+    for (const Sudog* s = first_; s != nullptr; s = s->next) {
+      if (s->state.load(std::memory_order_relaxed) == Sudog::kWaiting &&
+          !f(*s)) {
+        return;
+      }
+    }
+  }
+
   /// Unlinks `s`, which must be in this queue.
   void remove(Sudog* s) noexcept {
     (s->prev != nullptr ? s->prev->next : first_) = s->next;

@@ -27,6 +27,8 @@ Sched::G Sched::current_g(const char* op) {
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
+const void* Sched::runtime_of(G g) noexcept { return g->rt; }
+
 bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                  WaitReason why) {
   return s.g->rt->park(s.g, s, &lock, why, std::chrono::nanoseconds::max());

@@ -26,6 +26,10 @@ struct Sched {
   /// The id of the goroutine running on `g`; only that goroutine may ask.
   static std::uint64_t goid(G g) noexcept;
 
+  /// The runtime the goroutine belongs to (an identity, for
+  /// common/scheduler.h's check_same_runtime). Any thread.
+  static const void* runtime_of(G g) noexcept;
+
   /// Go's gopark: records the goroutine as waiting, releases `lock`, and
   /// blocks the worker thread until ready(s) (returns true) or until the
   /// runtime cancels the wait at exit (returns false).

@@ -92,6 +92,10 @@ struct G {
   std::atomic<int> last_m{-1};  ///< id of the M it last ran on
   std::atomic<int> last_p{-1};  ///< id of the P it last ran on (stage 3+)
 
+  /// The runtime that made it (malg), as an identity: Sched::runtime_of.
+  /// Immutable: a G never moves to another runtime.
+  const void* runtime = nullptr;
+
   // Protected by the lock of the list that holds the G.
   G* schedlink = nullptr;  ///< next G in a run queue or a free list
 

@@ -85,6 +85,7 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
 // Go's malg: a new G with a new stack, dead, in allgs_. sched_ not held.
 G* Runtime::malg() {
   auto g = std::make_unique<G>();
+  g->runtime = this;
   g->stack = stacks_.alloc();  // may throw: nothing has changed yet
   g->atomicstatus.store(GStatus::kDead, std::memory_order_relaxed);  // Go:
   // _Gidle, then _Gdead at once; published with allgs_ by the lock below
@@ -345,6 +346,8 @@ Sched::G Sched::current_g(const char* op) {
 }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
+
+const void* Sched::runtime_of(G g) noexcept { return g->runtime; }
 
 bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                  WaitReason why) {

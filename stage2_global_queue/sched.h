@@ -25,6 +25,10 @@ struct Sched {
   /// The goroutine's id; only that goroutine may ask.
   static std::uint64_t goid(G g) noexcept;
 
+  /// The runtime the goroutine belongs to (an identity, for
+  /// common/scheduler.h's check_same_runtime). Any thread.
+  static const void* runtime_of(G g) noexcept;
+
   /// Go's gopark: switches to g0, which marks the goroutine waiting and
   /// then releases `lock`; returns true once ready(s) made it run again, or
   /// false if the runtime cancelled the wait at exit.

@@ -65,6 +65,7 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
 // Go's malg: a new dead G with a new stack, in allgs_.
 G* Runtime::malg() {
   auto g = std::make_unique<G>();
+  g->runtime = this;
   g->stack = stacks_.alloc();  // may throw: nothing changed yet
   g->atomicstatus.store(GStatus::kDead, std::memory_order_relaxed);
   G* gp = g.get();

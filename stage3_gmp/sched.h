@@ -24,6 +24,10 @@ struct Sched {
   /// The goroutine's id; only that goroutine may ask.
   static std::uint64_t goid(G g) noexcept;
 
+  /// The runtime the goroutine belongs to (an identity, for
+  /// common/scheduler.h's check_same_runtime). Any thread.
+  static const void* runtime_of(G g) noexcept;
+
   /// Go's gopark (see stage 2): returns false if cancelled at exit.
   static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                    WaitReason why);

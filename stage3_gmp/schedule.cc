@@ -417,6 +417,8 @@ Sched::G Sched::current_g(const char* op) { return current_m(op)->curg; }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
+const void* Sched::runtime_of(G g) noexcept { return g->runtime; }
+
 bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                  WaitReason why) {
   return stage2::park_current(s.g, s, lock.release(), why,

@@ -187,6 +187,39 @@ TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
               "goroutine 2 \\[chan receive\\]");
 }
 
+// Mutex::unlock cannot throw (it runs in destructors): handing the mutex
+// to a waiter of another runtime is a fatal error, naming the mistake.
+TYPED_TEST_P(ApiDeathTest, UnlockHandingTheMutexToAnotherRuntimeIsFatal) {
+  auto program = [] {
+    typename TypeParam::Mutex mu;
+    std::atomic<bool> waiting{false};
+    typename TypeParam::Runtime a([] {
+      typename TypeParam::Config c;
+      c.procs = procs_for<TypeParam>(2, 1);
+      return c;
+    }());
+    std::thread other([&] {
+      a.run([&] {
+        mu.lock();
+        TypeParam::go([&] { std::lock_guard lk(mu); });
+        wait_until_blocked<TypeParam>(a, 1);
+        waiting.store(true);
+        TypeParam::sleep_for(std::chrono::seconds(60));  // the error ends us
+      });
+    });
+    run_with<TypeParam>(2, [&] {
+      while (!waiting.load()) {
+        TypeParam::sleep_for(std::chrono::milliseconds(1));
+      }
+      mu.unlock();
+    });
+    other.join();
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: Mutex::unlock: goroutine 2, waiting on this "
+              "object, belongs to another runtime");
+}
+
 // Go ends the program when main returns, whatever other goroutines do. A
 // course runtime unwinds them at their next call into the runtime; one
 // that never makes one (here: a loop on an atomic) cannot be stopped, so
@@ -226,6 +259,7 @@ REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             AllGoroutinesAsleepIsADeadlock,
                             UnlockOfUnlockedMutexIsFatal,
                             DestroyingAnObjectAGoroutineWaitsOnIsFatal,
+                            UnlockHandingTheMutexToAnotherRuntimeIsFatal,
                             MainReturningWhileAGoroutineNeverCallsTheRuntimeEndsTheProgram);
 
 }  // namespace gmp::testing

@@ -20,6 +20,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/errors.h"
@@ -178,6 +179,67 @@ TYPED_TEST_P(ApiSuite, EmptyFunctionsAreUsageErrors) {
     }
   });
   EXPECT_TRUE(threw);
+}
+
+// An object belongs to one runtime at a time. Waking a goroutine of
+// another runtime (a send to its parked receiver, a close, the WaitGroup's
+// last done) is a UsageError that changes nothing: the sender keeps its
+// value, the channel stays open, the counter stays up. The owner's own
+// goroutines then finish the job.
+TYPED_TEST_P(ApiSuite, WakingAGoroutineOfAnotherRuntimeIsAUsageError) {
+  using Api = TypeParam;
+  typename Api::template Chan<int> ch;
+  typename Api::WaitGroup wg;
+  std::atomic<int> parked{0};
+  std::atomic<bool> tried{false};
+  std::vector<std::string> errors;
+  typename Api::Runtime a(this->config(procs_for<Api>(2, 2)));
+  typename Api::Runtime b(this->config(2));
+  std::thread other([&] {
+    a.run([&] {
+      typename Api::WaitGroup done;
+      done.add(2);
+      wg.add(1);  // b will try to finish it
+      Api::go([&] {
+        EXPECT_EQ(ch.recv(), std::nullopt);  // closed by its own runtime
+        done.done();
+      });
+      Api::go([&] {
+        wg.wait();
+        done.done();
+      });
+      parked.store(1);
+      while (!tried.load()) Api::sleep_for(std::chrono::microseconds(100));
+      wait_until_blocked<Api>(a, 2);  // b's attempts changed nothing
+      ch.close();
+      wg.done();
+      done.wait();
+    });
+  });
+  b.run([&] {
+    while (parked.load() == 0 || a.stats().goroutines_blocked < 2) {
+      Api::sleep_for(std::chrono::microseconds(100));
+    }
+    auto expect_usage_error = [&](auto call) {
+      try {
+        call();
+        ADD_FAILURE() << "a goroutine of another runtime was woken";
+      } catch (const UsageError& e) {
+        errors.push_back(e.what());
+      }
+    };
+    expect_usage_error([&] { ch.send(7); });
+    expect_usage_error([&] { ch.close(); });
+    expect_usage_error([&] { wg.done(); });
+    tried.store(true);
+  });
+  other.join();
+  ASSERT_EQ(errors.size(), 3u);
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("belongs to another runtime"), std::string::npos) << e;
+  }
+  EXPECT_NE(errors[0].find("Chan::send: goroutine"), std::string::npos);
+  EXPECT_TRUE(conserved(a.stats()));
 }
 
 // ---- yield and sleep_for ------------------------------------------------
@@ -734,6 +796,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     RuntimeCanRunAgain, EveryGoroutineRunsExactlyOnce,
     GoroutineOnlyCallsFromAPlainThreadAreUsageErrors,
     RunFromInsideAGoroutineIsAUsageError, EmptyFunctionsAreUsageErrors,
+    WakingAGoroutineOfAnotherRuntimeIsAUsageError,
     YieldLetsAnotherGoroutineRun, SleepForSleepsAtLeastItsDuration,
     WaitGroupWaitReturnsAfterEveryDone,
     WaitGroupNegativeCounterPanicsAndChangesNothing,
