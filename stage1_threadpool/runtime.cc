@@ -22,7 +22,7 @@ Runtime::Runtime(Config config) : config_((config.validate(), config)) {}
 Runtime::~Runtime() {
   std::lock_guard lk(mu_);
   if (state_ != State::kStopped) {
-    fatal("stage1::Runtime destroyed while its run() is still running");
+    fatal("stage1::Runtime destroyed while its run() is running");
   }
 }
 

@@ -29,10 +29,15 @@ Runtime::Runtime(Config config)
 }
 
 Runtime::~Runtime() {
+  fatal_if_running("stage3::Runtime");
   std::lock_guard lk(sched_);
-  if (running_) fatal("stage3::Runtime destroyed while its run() is running");
   std::lock_guard gl(allglock_);
   for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
+}
+
+void Runtime::fatal_if_running(const char* name) const {
+  std::lock_guard lk(sched_);
+  if (running_) fatal(std::string(name) + " destroyed while its run() is running");
 }
 
 std::string Runtime::dump_goroutines(const G* first) const {

@@ -149,7 +149,7 @@ class Runtime {
   /// Resolves `config` against the environment (GOMAXPROCS, GMP_DEBUG)
   /// and the machine; gmp::ConfigError if anything is invalid.
   explicit Runtime(Config config = {});
-  /// Fatal error if the runtime is still running.
+  /// Fatal error if the runtime is still running (fatal_if_running).
   virtual ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -200,6 +200,12 @@ class Runtime {
   virtual void other_mcall(M* m, G* gp);
   /// The stage's name in trace files ("stage3").
   virtual const char* stage_name() const { return "stage3"; }
+  /// The destructors' first step: a fatal error ("<name> destroyed while
+  /// its run() is running") if a run() is under way on another thread.
+  /// Each stage's destructor calls it before its own members go (a later
+  /// stage's members, such as stage 5's sysmon thread, go first). Any
+  /// thread.
+  void fatal_if_running(const char* name) const;
   /// A later stage's own state, reset at a run's start: called by run()
   /// under sched_ once this run is known to be the only one (a run() that
   /// finds one under way throws before it, touching nothing). Stage 3: none.

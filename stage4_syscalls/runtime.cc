@@ -71,7 +71,10 @@ void Runtime::first_waiter() {
   }
 }
 
-Runtime::~Runtime() { poller_->attach(nullptr, nullptr); }  // Conns may outlive us
+Runtime::~Runtime() {
+  fatal_if_running("stage4::Runtime");
+  poller_->attach(nullptr, nullptr);  // Conns may outlive us
+}
 
 // Under sched_, from stage 3's run(), once the run is ours: a second run()
 // racing this one would otherwise zero the counters of the one under way.

@@ -115,6 +115,7 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// As stage 3's; gmp::ConfigError also for max_threads out of range or
   /// below GOMAXPROCS; std::system_error if epoll cannot be set up.
   explicit Runtime(Config config = {});
+  /// Fatal error if the runtime is still running.
   ~Runtime() override;
 
   /// Counters of the current or last run().

@@ -50,7 +50,15 @@ Runtime::Runtime(Config config)
       stall_threshold_(config.stall_threshold),
       stall_sink_(config.stall_sink) {}
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  {
+    std::lock_guard lk(sysmon_mu_);  // sysmon starts before stage 3's run
+    if (sysmon_.joinable()) {
+      fatal("stage5::Runtime destroyed while its run() is running");
+    }
+  }
+  fatal_if_running("stage5::Runtime");
+}
 
 void Runtime::run(std::function<void()> main) {
   if (stage2::getm_core() != nullptr || !main) {

@@ -129,6 +129,7 @@ class Runtime : public stage4::Runtime {
   /// (100 us to 10 s), a stall_threshold below 1 ms (0 is off), or kAsync
   /// where this build or CPU cannot preempt asynchronously.
   explicit Runtime(Config config = {});
+  /// Fatal error if the runtime is still running.
   ~Runtime() override;
 
   /// Runs `main` as in stage 4, with sysmon running alongside.

@@ -187,6 +187,33 @@ TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
               "goroutine 2 \\[chan receive\\]");
 }
 
+// A Runtime destroyed while its run() goes on in another thread: a fatal
+// error naming the stage's runtime, before any of its parts goes away
+// (stage 5's sysmon thread, as a std::thread member, would otherwise end
+// the program with std::terminate).
+TYPED_TEST_P(ApiDeathTest, DestroyingARunningRuntimeIsFatal) {
+  auto program = [] {
+    auto rt = std::make_unique<typename TypeParam::Runtime>([] {
+      typename TypeParam::Config c;
+      c.procs = 2;
+      return c;
+    }());
+    std::atomic<bool> started{false};
+    std::thread runner([&] {
+      rt->run([&] {
+        started.store(true);
+        TypeParam::sleep_for(std::chrono::seconds(60));
+      });
+    });
+    while (!started.load()) std::this_thread::yield();
+    rt.reset();
+    runner.join();
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
+              "fatal error: stage[1-5]::Runtime destroyed while its run\\(\\) "
+              "is running");
+}
+
 // Mutex::unlock cannot throw (it runs in destructors): handing the mutex
 // to a waiter of another runtime is a fatal error, naming the mistake.
 TYPED_TEST_P(ApiDeathTest, UnlockHandingTheMutexToAnotherRuntimeIsFatal) {
@@ -260,6 +287,7 @@ REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             UnlockOfUnlockedMutexIsFatal,
                             DestroyingAnObjectAGoroutineWaitsOnIsFatal,
                             UnlockHandingTheMutexToAnotherRuntimeIsFatal,
+                            DestroyingARunningRuntimeIsFatal,
                             MainReturningWhileAGoroutineNeverCallsTheRuntimeEndsTheProgram);
 
 }  // namespace gmp::testing
