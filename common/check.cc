@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -17,7 +18,20 @@ void fatal(std::string_view message) noexcept {
 
 namespace detail {
 
+void begin_dying() noexcept {
+  // The kernel's thread id of the thread that is ending the program, or 0.
+  // seq_cst: one winner, whatever else the threads do.
+  static std::atomic<pid_t> dying{0};
+  const pid_t self = ::gettid();
+  pid_t expected = 0;
+  if (dying.compare_exchange_strong(expected, self) || expected == self) {
+    return;
+  }
+  for (;;) ::pause();  // another thread is printing its report: it exits
+}
+
 void die(std::string_view text) noexcept {
+  begin_dying();
   std::fflush(stdout);  // keep what the program printed before dying
   // write(2) until done: the process ends next, nothing may stay buffered.
   while (!text.empty()) {

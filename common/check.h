@@ -23,9 +23,18 @@ namespace gmp {
 [[noreturn]] void fatal(std::string_view message) noexcept;
 
 namespace detail {
+/// Makes the calling thread the one that ends the program. The first
+/// caller returns at once, and so does that thread again (a report may
+/// fail on its way and call fatal); any other thread never returns from
+/// it: it sleeps until the exit. So that several goroutines that panic or
+/// fault at once print one report, not interleaved ones (Go's fatalpanic
+/// lets one thread print; the others sleep). Async-signal-safe.
+void begin_dying() noexcept;
+
 /// Flushes stdout, writes `text` to stderr with write(2) and exits with
 /// status 2 (Go's status for fatal errors and unrecovered panics). The one
-/// place where the runtimes end the program.
+/// place where the runtimes end the program; only one thread gets to
+/// print (begin_dying).
 [[noreturn]] void die(std::string_view text) noexcept;
 
 /// The slow path of GMP_CHECK; prints where the invariant broke.

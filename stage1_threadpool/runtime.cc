@@ -10,6 +10,7 @@
 #include "common/check.h"
 #include "common/errors.h"
 #include "common/exit.h"
+#include "stage1_threadpool/faults.h"
 #include "stage1_threadpool/tls.h"
 #include "stage1_threadpool/worker.h"
 
@@ -152,6 +153,7 @@ void Runtime::join_workers() noexcept {
 // Protocol 2: the whole scheduler of stage 1.
 void Runtime::worker_loop(Worker* w) {
   tls_worker = w;
+  WorkerFaultReports faults(w);  // a goroutine's fault reads as in Go
   std::unique_lock lk(mu_);
   for (;;) {
     while (queue_.empty() && state_ != State::kStopping) {

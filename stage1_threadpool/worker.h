@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <thread>
 
@@ -24,6 +25,13 @@ struct Worker {
 
   /// Started and joined by Runtime::run's thread only.
   std::thread thread;
+
+  /// The worker thread's stack [stack_lo, stack_hi) and the guard below
+  /// it, for fault reports (faults.h). Written by the worker's thread when
+  /// it starts, read by its signal handler.
+  std::uintptr_t stack_lo = 0;
+  std::uintptr_t stack_hi = 0;  ///< see stack_lo
+  std::size_t guard_size = 0;   ///< see stack_lo
 
   /// The park/ready handshake: cleared and slept on by this worker's
   /// goroutine, woken by whoever claimed its sudog (Note is thread-safe).

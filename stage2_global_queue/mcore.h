@@ -5,13 +5,13 @@
 /// lookup (tls.h) only know this part.
 #pragma once
 
-#include <signal.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 
+#include "common/fault.h"
 #include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
@@ -58,12 +58,16 @@ struct MCore {
   void* asan_g0_fake_stack = nullptr;  ///< AddressSanitizer's, for g0
   const void* g0_stack_lo = nullptr;   ///< g0's stack, for AddressSanitizer
   std::size_t g0_stack_size = 0;      ///< its size, for AddressSanitizer
-  std::unique_ptr<char[]> signal_stack;  ///< sigaltstack for SIGSEGV
+  /// The M's alternate signal stack and fault reports (signals.h): set
+  /// up and torn down by the M's own thread.
+  std::optional<FaultReports> faults;
+  /// The overflow report's hint: "stage2::Config.stack_size", or the field
+  /// of the stage whose M this is. Immutable.
+  const char* stack_size_field = "stage2::Config.stack_size";
   /// The kernel's id of the M's thread, for signals sent to it (stage 5's
   /// preemption). Set by the M when it starts; relaxed: 0 (not started
   /// yet) only means no signal.
   std::atomic<int> tid{0};
-  stack_t previous_signal_stack{};       ///< the thread's, put back at exit
 
   /// This M's execution-trace buffer while a traced run is under way, or
   /// null (tracing off: every event site is one test of this pointer).

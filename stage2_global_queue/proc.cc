@@ -194,7 +194,7 @@ void Runtime::mstart(M* m) {
   setm_core(m);
   m->trace = trace_.buffer(m->id);
   init_g0(m);
-  install_signal_stack(m);
+  init_m_signals(m);
   while (G* gp = find_runnable(m)) {
     execute(m, gp);  // returns when gp switches back to g0
     trace_go_stop(m, gp);
@@ -208,7 +208,7 @@ void Runtime::mstart(M* m) {
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
   }
-  remove_signal_stack(m);
+  fini_m_signals(m);
   setm_core(nullptr);
 }
 

@@ -1,18 +1,19 @@
 /// \file
-/// Stack overflow detection: a SIGSEGV handler that recognises a fault in the
-/// guard below the running goroutine's stack (stack.h).
+/// An M's thread and signals: its kernel id (for signals sent to it), its
+/// alternate signal stack, and Go's reports of faults in its goroutines
+/// (common/fault.h): a stack overflow into the guard below the running
+/// goroutine's stack (stack.h), a nil dereference, any other bad address.
 #pragma once
 
 namespace gmp::stage2 {
 
 struct MCore;
 
-/// Gives the calling M's thread an alternate signal stack (a goroutine
-/// that overflowed has no stack left to run a handler on), and installs the
-/// process's SIGSEGV handler the first time. On the M's thread.
-void install_signal_stack(MCore* m);
+/// Sets up the calling M's thread (see the file's comment). On the M's
+/// thread, when it starts.
+void init_m_signals(MCore* m);
 
-/// Removes the calling M's alternate signal stack. On the M's thread.
-void remove_signal_stack(MCore* m) noexcept;
+/// Undoes init_m_signals. On the M's thread, when it ends.
+void fini_m_signals(MCore* m) noexcept;
 
 }  // namespace gmp::stage2

@@ -326,6 +326,10 @@ M* Runtime::newm(P* pp, bool spinning) {
   M* m = allm_.back().get();
   m->nextp = pp;
   m->spinning.store(spinning, std::memory_order_relaxed);
+  if (stack_size_field_.empty()) {  // the stage's, for overflow reports
+    stack_size_field_ = std::string(stage_name()) + "::Config.stack_size";
+  }
+  m->stack_size_field = stack_size_field_.c_str();
   ++stats_.threads_created;
   try {
     m->thread = std::thread(&Runtime::mstart, this, m);

@@ -440,6 +440,9 @@ class Runtime {
   std::vector<std::unique_ptr<P>> allp_;  ///< every P ever made
   std::vector<std::unique_ptr<M>> allm_;  ///< every M of this run
   std::vector<std::uint32_t> steal_coprimes_;  ///< Go's stealOrder
+  /// "stage3::Config.stack_size" (stage_name()'s), for the Ms' overflow
+  /// reports: set by the first newm, then immutable.
+  std::string stack_size_field_;
   bool running_ = false;    ///< between run()'s start and its end
   bool main_done_ = false;  ///< main returned: parks become Goexit
   std::chrono::steady_clock::time_point started_at_;  ///< run()'s start

@@ -64,7 +64,7 @@ void Runtime::mstart(M* m) {
   stage2::setm_core(m);
   m->trace = trace_.buffer(m->id);
   stage2::init_g0(m);
-  stage2::install_signal_stack(m);
+  stage2::init_m_signals(m);
   P* pp = nullptr;
   {
     std::lock_guard lk(sched_);
@@ -95,7 +95,7 @@ void Runtime::mstart(M* m) {
   }
   // The run is over. An M woken to spin just before may still count.
   if (m->spinning.load(std::memory_order_relaxed)) stop_spinning(m);
-  stage2::remove_signal_stack(m);
+  stage2::fini_m_signals(m);
   stage2::setm_core(nullptr);
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <chrono>
@@ -187,6 +188,99 @@ TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
               "goroutine 2 \\[chan receive\\]");
 }
 
+// ---- Faults in goroutines, as Go reports them (common/fault.h) -------------
+
+// The goroutine's first frame, deep enough to overflow any stack.
+[[gnu::noinline]] inline int recurse_forever(int depth) {
+  volatile char frame[512];
+  frame[0] = static_cast<char>(depth);
+  return recurse_forever(depth + 1) + frame[0];
+}
+
+// Runs `body` as goroutine 2 while main waits for it.
+template <class Api, class F>
+void in_goroutine_2(F body) {
+  run_with<Api>(procs_for<Api>(2, 1), [&] {
+    typename Api::WaitGroup wg;
+    wg.add(1);
+    Api::go([&] {
+      body();
+      wg.done();
+    });
+    wg.wait();
+  });
+}
+
+TYPED_TEST_P(ApiDeathTest, StackOverflowIsReportedNotSilent) {
+  // Stages 2-5 name the field that sizes a goroutine's stack; stage 1's
+  // goroutines run on their worker thread's stack (the system's size).
+  std::string hint;
+  if constexpr (kHasGoroutineDump<TypeParam>) {
+    hint = ", or raise " +
+           std::string(TypeParam::kName.substr(0, 6)) +  // "stage3"
+           "::Config.stack_size";
+  }
+  EXPECT_EXIT(in_goroutine_2<TypeParam>([] { recurse_forever(0); }),
+              ::testing::ExitedWithCode(2),
+              "fatal error: goroutine 2 stack overflow\n\\(it used all of "
+              "its [0-9]+-byte stack: look for unbounded recursion" +
+                  hint + "\\)\n\ngoroutine 2 \\[running\\]:");
+}
+
+// A store through `p`, that UBSan does not check first (it would report a
+// null store itself, before the fault).
+[[gnu::noinline, gnu::no_sanitize_undefined]] inline void store_one(
+    volatile int* p) {
+  *p = 1;
+}
+
+TYPED_TEST_P(ApiDeathTest, NilDereferencePanicsAsInGo) {
+  EXPECT_EXIT(in_goroutine_2<TypeParam>([] {
+                volatile int* volatile p = nullptr;
+                store_one(p);
+              }),
+              ::testing::ExitedWithCode(2),
+              "panic: runtime error: invalid memory address or nil pointer "
+              "dereference\n\\[signal SIGSEGV: segmentation violation "
+              "code=0x1 addr=0x0 pc=0x[0-9a-f]+\\]\n\ngoroutine 2 "
+              "\\[running\\]:\n\t(last ran on M|on worker) [0-9]+");
+}
+
+TYPED_TEST_P(ApiDeathTest, AnyOtherBadAddressIsAFatalFault) {
+  // A page nobody may touch: a fault in every build, sanitizers included.
+  void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  EXPECT_EXIT(in_goroutine_2<TypeParam>([page] {
+                store_one(static_cast<volatile int*>(page));
+              }),
+              ::testing::ExitedWithCode(2),
+              "unexpected fault address 0x[0-9a-f]+\nfatal error: fault\n"
+              "\\[signal SIGSEGV: segmentation violation code=0x2 "
+              "addr=0x[0-9a-f]+ pc=0x[0-9a-f]+\\]\n\ngoroutine 2");
+  ::munmap(page, 4096);
+}
+
+#if defined(__x86_64__)
+TYPED_TEST_P(ApiDeathTest, IntegerDivisionByZeroPanicsAsInGo) {
+  EXPECT_EXIT(in_goroutine_2<TypeParam>([] {
+                // idiv itself, so that no sanitizer checks it first.
+                int dividend = 1, divisor = 0;
+                asm volatile("cltd; idivl %[d]"
+                             : "+a"(dividend)
+                             : [d] "r"(divisor)
+                             : "edx", "cc");
+              }),
+              ::testing::ExitedWithCode(2),
+              "panic: runtime error: integer divide by zero\n\\[signal "
+              "SIGFPE: floating-point exception code=0x1 ");
+}
+#else
+TYPED_TEST_P(ApiDeathTest, IntegerDivisionByZeroPanicsAsInGo) {
+  GTEST_SKIP() << "integer division by zero does not trap on this CPU";
+}
+#endif
+
 // A Runtime destroyed while its run() goes on in another thread: a fatal
 // error naming the stage's runtime, before any of its parts goes away
 // (stage 5's sysmon thread, as a std::thread member, would otherwise end
@@ -288,6 +382,10 @@ REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             DestroyingAnObjectAGoroutineWaitsOnIsFatal,
                             UnlockHandingTheMutexToAnotherRuntimeIsFatal,
                             DestroyingARunningRuntimeIsFatal,
+                            StackOverflowIsReportedNotSilent,
+                            NilDereferencePanicsAsInGo,
+                            AnyOtherBadAddressIsAFatalFault,
+                            IntegerDivisionByZeroPanicsAsInGo,
                             MainReturningWhileAGoroutineNeverCallsTheRuntimeEndsTheProgram);
 
 }  // namespace gmp::testing
