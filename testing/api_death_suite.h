@@ -188,6 +188,46 @@ TYPED_TEST_P(ApiDeathTest, DestroyingAnObjectAGoroutineWaitsOnIsFatal) {
               "goroutine 2 \\[chan receive\\]");
 }
 
+// Four goroutines panic at the same moment: one report is printed, whole
+// (the others wait for the exit: detail::begin_dying), not two or three
+// interleaved.
+TYPED_TEST_P(ApiDeathTest, SeveralGoroutinesPanickingAtOncePrintOneReport) {
+  const std::string err = ::testing::TempDir() + "four_panics_stderr.txt";
+  auto program = [&err] {
+    if (std::freopen(err.c_str(), "w", stderr) == nullptr) std::abort();
+    constexpr int kPanics = 4;
+    run_with<TypeParam>(procs_for<TypeParam>(kPanics, kPanics), [] {
+      std::atomic<int> ready{0};
+      typename TypeParam::WaitGroup wg;
+      wg.add(1);
+      for (int i = 0; i < kPanics; ++i) {
+        TypeParam::go([&ready] {
+          ready.fetch_add(1);
+          while (ready.load() < kPanics) {
+          }
+          throw std::runtime_error("boom");
+        });
+      }
+      wg.wait();
+    });
+  };
+  EXPECT_EXIT(program(), ::testing::ExitedWithCode(2), "");
+  std::FILE* f = std::fopen(err.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+  std::fclose(f);
+  std::size_t reports = 0;
+  for (std::size_t at = text.find("panic: "); at != std::string::npos;
+       at = text.find("panic: ", at + 1)) {
+    ++reports;
+  }
+  EXPECT_EQ(reports, 1u) << text;
+  EXPECT_EQ(text.rfind("panic: std::runtime_error: boom\n\ngoroutine ", 0), 0u)
+      << text;
+}
+
 // ---- Faults in goroutines, as Go reports them (common/fault.h) -------------
 
 // The goroutine's first frame, deep enough to overflow any stack.
@@ -382,6 +422,7 @@ REGISTER_TYPED_TEST_SUITE_P(ApiDeathTest,
                             DestroyingAnObjectAGoroutineWaitsOnIsFatal,
                             UnlockHandingTheMutexToAnotherRuntimeIsFatal,
                             DestroyingARunningRuntimeIsFatal,
+                            SeveralGoroutinesPanickingAtOncePrintOneReport,
                             StackOverflowIsReportedNotSilent,
                             NilDereferencePanicsAsInGo,
                             AnyOtherBadAddressIsAFatalFault,
