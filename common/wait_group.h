@@ -2,6 +2,7 @@
 /// A goroutine wait group (Go's sync.WaitGroup), written once for every stage.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -18,6 +19,16 @@ namespace gmp {
 ///
 /// Every call must be made from a goroutine of a running runtime
 /// (gmp::UsageError otherwise).
+///
+/// Reuse (Go's rule): once the counter reaches zero, the goroutines it
+/// wakes must all have returned from wait() before add() raises it again.
+/// A waiter that finds it raised on its way out of wait() panics "sync:
+/// WaitGroup is reused before previous Wait has returned", as in Go. How
+/// it finds out without touching the WaitGroup again (which its owner may
+/// destroy as soon as it has returned from its own wait): each release
+/// (zero reached with waiters) has a small record, shared by the waiters it
+/// wakes (through their sudogs) and by the WaitGroup (add() marks it while
+/// it is the latest), freed by the last of them to let go.
 template <Scheduler S>
 class BasicWaitGroup {
  public:
@@ -31,24 +42,38 @@ class BasicWaitGroup {
     std::lock_guard lk(lock_);
     waiters_.describe(WaitReason::kSyncWaitGroupWait, waiters);
     check_not_waited_on("WaitGroup", waiters);
+    Release::drop(last_release_);
   }
 
   /// Adds `delta` (may be negative) to the counter; when it reaches zero,
   /// every goroutine in wait() is readied. Throws gmp::Panic("sync: negative
-  /// WaitGroup counter") if it would go below zero, leaving it unchanged.
+  /// WaitGroup counter"), leaving it unchanged, if it would go below zero,
+  /// or past INT64_MAX (Go's 32-bit counter wraps to negative there).
   void add(std::int64_t delta) {
     G g = S::current_g("WaitGroup::add");
     std::unique_lock lk(lock_);
-    if (count_ + delta < 0) {
+    std::int64_t count = 0;
+    if (__builtin_add_overflow(count_, delta, &count) || count < 0) {
       lk.unlock();
       throw Panic("sync: negative WaitGroup counter");
     }
-    if (count_ + delta == 0) {
+    Release* release = nullptr;  // zero reached with waiters: a release
+    if (count == 0 && !waiters_.empty()) {
       check_same_runtime<S>(waiters_, g, "WaitGroup::add", /*all=*/true);
+      release = new Release{};  // may throw: nothing has changed yet
     }
-    count_ += delta;
-    if (count_ != 0) return;
+    // Raised from zero: waiters of the last release that have not yet
+    // returned from wait() will see it (relaxed: a flag, no data; a waiter
+    // returning while this add runs may miss it, as in Go).
+    if (count_ == 0 && delta > 0 && last_release_ != nullptr) {
+      last_release_->reused.store(true, std::memory_order_relaxed);
+    }
+    count_ = count;
+    if (release == nullptr) return;
     Sudog<G>* waiters = waiters_.dequeue_all();
+    release->attach(waiters);  // one reference per waiter, and ours
+    Release::drop(last_release_);
+    last_release_ = release;
     lk.unlock();
     ready_all<S>(waiters);
   }
@@ -57,21 +82,57 @@ class BasicWaitGroup {
   void done() { add(-1); }
 
   /// Parks the calling goroutine until the counter is zero; returns at once
-  /// if it already is.
+  /// if it already is. Throws gmp::Panic("sync: WaitGroup is reused before
+  /// previous Wait has returned") if add() raised the counter again before
+  /// this wait returned (see the class comment).
   void wait() {
     G g = S::current_g("WaitGroup::wait");
     std::unique_lock lk(lock_);
     if (count_ == 0) return;
     Sudog<G> me(g, S::goid(g));
     park_on<S>(waiters_, me, lk, WaitReason::kSyncWaitGroupWait);
+    // Woken by the release that brought the counter to zero; its record
+    // came with the wakeup.
+    auto* release = static_cast<Release*>(me.elem);
+    bool reused = release->reused.load(std::memory_order_relaxed);
+    Release::drop(release);
+    if (reused) {
+      throw Panic("sync: WaitGroup is reused before previous Wait has returned");
+    }
   }
 
  private:
   using G = typename S::G;
 
+  // One release: the waiters it woke, and whether add() raised the counter
+  // before they all returned. Shared by those waiters and the WaitGroup.
+  struct Release {
+    std::atomic<int> refs{0};        // acq_rel: the last one frees it
+    std::atomic<bool> reused{false};  // set under the WaitGroup's lock
+
+    // The record of the chain of woken `waiters`: each sudog's elem points
+    // to it (the claimer owns the sudog until it wakes the goroutine, whose
+    // wakeup publishes elem). A reference for each, and the WaitGroup's.
+    void attach(Sudog<G>* waiters) noexcept {
+      int n = 1;
+      for (Sudog<G>* s = waiters; s != nullptr; s = s->next, ++n) {
+        s->elem = this;
+      }
+      refs.store(n, std::memory_order_relaxed);
+    }
+    static void drop(Release*& r) noexcept {
+      // acq_rel: every holder's reads happen before the free.
+      if (r != nullptr && r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        delete r;
+      }
+      r = nullptr;
+    }
+  };
+
   RuntimeLock lock_;          // guards the fields below
   std::int64_t count_ = 0;   // goroutines still to call done()
   WaitQ<G> waiters_;         // goroutines parked in wait()
+  Release* last_release_ = nullptr;  // the latest release, or null
 };
 
 }  // namespace gmp

@@ -329,6 +329,94 @@ TYPED_TEST_P(ApiSuite, WaitGroupNegativeCounterPanicsAndChangesNothing) {
 
 // ---- Mutex ------------------------------------------------------------------
 
+// Past INT64_MAX the counter would overflow: the same panic, nothing
+// changed (Go's 32-bit counter wraps to negative there).
+TYPED_TEST_P(ApiSuite, WaitGroupCounterOverflowPanicsAndChangesNothing) {
+  run_with<TypeParam>(2, [&] {
+    typename TypeParam::WaitGroup wg;
+    wg.add(INT64_MAX);
+    try {
+      wg.add(1);
+      ADD_FAILURE() << "the counter overflowed";
+    } catch (const Panic& p) {
+      EXPECT_STREQ(p.what(), "sync: negative WaitGroup counter");
+    }
+    wg.add(-INT64_MAX);  // back to zero: it was still INT64_MAX
+    wg.wait();
+  });
+}
+
+// Go's TestWaitGroup: one WaitGroup reused as a barrier, round after
+// round, each round's waiters all gone before the next add. No panic.
+TYPED_TEST_P(ApiSuite, WaitGroupReusedAfterEveryWaitReturnedIsFine) {
+  constexpr int kN = 16;
+  run_with<TypeParam>(procs_for<TypeParam>(2, kN + 1), [&] {
+    typename TypeParam::WaitGroup wg1, wg2;
+    for (int round = 0; round < 8; ++round) {
+      wg1.add(kN);
+      wg2.add(kN);
+      typename TypeParam::template Chan<bool> exited(kN);
+      for (int i = 0; i < kN; ++i) {
+        TypeParam::go([&] {
+          wg1.done();
+          wg2.wait();
+          exited.send(true);
+        });
+      }
+      wg1.wait();
+      for (int i = 0; i < kN; ++i) {
+        EXPECT_EQ(exited.len(), 0u) << "the barrier released too soon";
+        wg2.done();
+      }
+      for (int i = 0; i < kN; ++i) EXPECT_TRUE(exited.recv().value());
+    }
+  });
+}
+
+// Go's rule: a WaitGroup raised again (add) while a goroutine it released
+// has not yet returned from wait() is misused; that goroutine panics
+// "sync: WaitGroup is reused before previous Wait has returned". With one
+// proc (stages 2-5) main keeps running until it parks, so the reuse always
+// comes first; stage 1's waiter has a thread of its own and may return
+// first, so it is tried many times and must be caught at least once.
+TYPED_TEST_P(ApiSuite, WaitGroupReusedBeforeWaitReturnedPanicsInTheWaiter) {
+  const int tries = TypeParam::kBlockingHoldsThread ? 200 : 5;
+  int caught = 0;
+  typename TypeParam::Runtime rt(this->config(procs_for<TypeParam>(1, 1)));
+  rt.run([&] {
+    for (int t = 0; t < tries; ++t) {
+      typename TypeParam::WaitGroup wg;
+      typename TypeParam::WaitGroup waiter_done;
+      std::string what;
+      wg.add(1);
+      waiter_done.add(1);
+      TypeParam::go([&] {
+        try {
+          wg.wait();
+        } catch (const Panic& p) {
+          what = p.what();
+        }
+        waiter_done.done();
+      });
+      wait_until_blocked<TypeParam>(rt, 1);
+      wg.done();   // releases the waiter ...
+      wg.add(1);   // ... and reuses the group before it has returned
+      waiter_done.wait();
+      if (!what.empty()) {
+        EXPECT_EQ(what,
+                  "sync: WaitGroup is reused before previous Wait has returned");
+        ++caught;
+      }
+      wg.done();  // the reuse's own add, undone: the counter is back at 0
+    }
+  });
+  if (TypeParam::kBlockingHoldsThread) {
+    EXPECT_GT(caught, 0);
+  } else {
+    EXPECT_EQ(caught, tries);
+  }
+}
+
 TYPED_TEST_P(ApiSuite, MutexGivesMutualExclusion) {
   constexpr int kGoroutines = 8, kIncrements = 2000;
   for (int procs : {1, 2, 4}) {
@@ -800,6 +888,9 @@ REGISTER_TYPED_TEST_SUITE_P(
     YieldLetsAnotherGoroutineRun, SleepForSleepsAtLeastItsDuration,
     WaitGroupWaitReturnsAfterEveryDone,
     WaitGroupNegativeCounterPanicsAndChangesNothing,
+    WaitGroupCounterOverflowPanicsAndChangesNothing,
+    WaitGroupReusedAfterEveryWaitReturnedIsFine,
+    WaitGroupReusedBeforeWaitReturnedPanicsInTheWaiter,
     MutexGivesMutualExclusion, MutexTryLockAndHandOffToAWaiter,
     UnbufferedSendIsARendezvous, BufferedChanIsFifoAndBlocksOnlyWhenFull,
     CloseDrainsBufferThenReportsClosed, ImpossibleCapacityPanicsLikeMakechan,
