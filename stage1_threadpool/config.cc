@@ -1,9 +1,11 @@
 #include "stage1_threadpool/config.h"
 
+#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "common/errors.h"
+#include "common/gomaxprocs_env.h"
 
 namespace gmp::stage1 {
 
@@ -17,6 +19,9 @@ void Config::validate() const {
 }
 
 int Config::default_procs() noexcept {
+  if (auto env = parse_gomaxprocs(std::getenv("GOMAXPROCS"), kMaxProcs)) {
+    return *env;
+  }
   unsigned n = std::thread::hardware_concurrency();  // 0 when unknown
   return n == 0 ? 1 : static_cast<int>(n);
 }

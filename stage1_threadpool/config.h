@@ -14,8 +14,10 @@ inline constexpr int kMaxProcs = 100'000;
 /// stage, so code written for one stage configures the others.
 struct Config {
   /// Worker threads in the pool: how many goroutines can run, or block, at
-  /// the same time. Must be in [1, kMaxProcs]. Default: the number of
-  /// hardware threads (std::thread::hardware_concurrency()), at least 1.
+  /// the same time. Must be in [1, kMaxProcs]. Default: the GOMAXPROCS
+  /// environment variable if it is a number above 0 (anything else is
+  /// ignored, as Go ignores it), else the number of hardware threads
+  /// (std::thread::hardware_concurrency()), at least 1.
   int procs = default_procs();
 
   /// Throws gmp::ConfigError naming the field, the value and the accepted

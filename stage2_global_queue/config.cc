@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "common/errors.h"
+#include "common/gomaxprocs_env.h"
 #include "trace/tracer.h"
 
 namespace gmp::stage2 {
@@ -41,6 +43,9 @@ void check_stack_size(std::size_t stack_size, const char* field) {
 }
 
 int Config::default_procs() noexcept {
+  if (auto env = parse_gomaxprocs(std::getenv("GOMAXPROCS"), kMaxProcs)) {
+    return *env;
+  }
   unsigned n = std::thread::hardware_concurrency();  // 0 when unknown
   return n == 0 ? 1 : static_cast<int>(n);
 }

@@ -28,6 +28,8 @@ inline constexpr std::size_t kDefaultStackSize = 64 * 1024;
 struct Config {
   /// Ms (OS threads) running goroutines: at most this many goroutines run
   /// at the same time (Go's GOMAXPROCS). In [1, kMaxProcs]. Default: the
+  /// GOMAXPROCS environment variable if it is a number above 0 (capped at
+  /// kMaxProcs; anything else is ignored, as Go ignores it), else the
   /// number of hardware threads, at least 1.
   int procs = default_procs();
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/gomaxprocs_env.h"
 #include "trace/tracer.h"
 #include "stage3_gmp/cgroup.h"
 
@@ -38,16 +39,7 @@ Config Config::resolve(const char* gomaxprocs_env, const char* gmp_debug_env,
                        const char* gmp_trace_env) const {
   validate();
   Config c = *this;
-  if (!c.procs && gomaxprocs_env != nullptr) {
-    auto v = parse_int(gomaxprocs_env, 1, kMaxProcs);
-    if (!v) {
-      throw ConfigError(std::string("GOMAXPROCS=\"") + gomaxprocs_env +
-                        "\" (from the environment) is invalid: it must be a "
-                        "whole number between 1 and " +
-                        std::to_string(kMaxProcs));
-    }
-    c.procs = static_cast<int>(*v);
-  }
+  if (!c.procs) c.procs = parse_gomaxprocs(gomaxprocs_env, kMaxProcs);
   if (!c.procs) {
     c.procs = default_gomaxprocs(affinity_cpu_count(), cgroup_cpu_limit());
   }

@@ -21,9 +21,9 @@ using stage2::kMinStackSize;
 struct Config {
   /// GOMAXPROCS: the number of Ps, the most goroutines running at once.
   /// In [1, kMaxProcs]. Unset: the GOMAXPROCS environment variable if it is
-  /// set (an invalid value is an error, where Go silently ignores it), else
-  /// Go 1.25's default: the CPUs the process may run on, capped by its
-  /// cgroup's CPU limit (cgroup.h).
+  /// a number above 0 (capped at kMaxProcs; anything else is ignored, as Go
+  /// ignores it: gmp::parse_gomaxprocs), else Go 1.25's default: the CPUs
+  /// the process may run on, capped by its cgroup's CPU limit (cgroup.h).
   std::optional<int> procs;
 
   /// Usable bytes of each goroutine's stack (as in stage 2).

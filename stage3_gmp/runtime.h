@@ -517,10 +517,9 @@ void yield();
 void sleep_for(std::chrono::nanoseconds d);
 
 /// Go's runtime.GOMAXPROCS: returns the current number of Ps and, if `n`
-/// is positive, changes it to n (stopping the world meanwhile). Goroutine
-/// only; gmp::ConfigError if n is negative or above kMaxProcs (Go ignores
-/// a negative n; here it is a mistake worth saying); once main has
-/// returned, a change throws gmp::Goexit.
+/// is positive, changes it to n (stopping the world meanwhile), or to
+/// kMaxProcs if n is larger, as Go caps it. n <= 0 only asks, as in Go.
+/// Goroutine only; once main has returned, a change throws gmp::Goexit.
 int gomaxprocs(int n = 0);
 
 }  // namespace gmp::stage3

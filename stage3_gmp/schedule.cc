@@ -1,6 +1,7 @@
 // Stage 3: the M's loop on g0 (Go's schedule, findRunnable, stealWork,
 // execute, park_m, gosched_m, goexit0), the goroutine's first and last
 // frame, and the goroutine-side API.
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -456,15 +457,11 @@ void sleep_for(std::chrono::nanoseconds d) {
 
 int gomaxprocs(int n) {
   M* m = current_m("gomaxprocs");
-  if (n != 0 && m->rt->exiting_.load(std::memory_order_relaxed)) {
+  if (n <= 0) return m->rt->gomaxprocs_.load(std::memory_order_relaxed);
+  if (m->rt->exiting_.load(std::memory_order_relaxed)) {
     throw Goexit{};  // main has returned: a point where the goroutine ends
   }
-  if (n > kMaxProcs || n < 0) {
-    throw ConfigError("gomaxprocs(" + std::to_string(n) +
-                      ") is invalid: it must be between 1 and " +
-                      std::to_string(kMaxProcs) + ", or 0 to ask");
-  }
-  return m->rt->set_gomaxprocs(n);
+  return m->rt->set_gomaxprocs(std::min(n, kMaxProcs));  // Go caps it too
 }
 
 }  // namespace gmp::stage3

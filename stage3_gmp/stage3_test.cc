@@ -167,12 +167,16 @@ TEST(Stage3Test, GomaxprocsChangesWhileRunningLoseNothing) {
   EXPECT_TRUE(gmp::testing::conserved(s));
 }
 
-TEST(Stage3Test, GomaxprocsRejectsOutOfRangeValues) {
+// As Go's runtime.GOMAXPROCS: n <= 0 only asks, a value above the
+// maximum is capped.
+TEST(Stage3Test, GomaxprocsTreatsOutOfRangeValuesAsGoDoes) {
   Runtime rt(procs(2));
   rt.run([&] {
-    EXPECT_THROW(gomaxprocs(kMaxProcs + 1), ConfigError);
-    EXPECT_THROW(gomaxprocs(-1), ConfigError);
-    EXPECT_EQ(gomaxprocs(), 2);  // unchanged
+    EXPECT_EQ(gomaxprocs(-1), 2);
+    EXPECT_EQ(gomaxprocs(0), 2);
+    EXPECT_EQ(gomaxprocs(kMaxProcs + 1), 2);  // the old value ...
+    EXPECT_EQ(gomaxprocs(), kMaxProcs);       // ... and now the cap
+    EXPECT_EQ(gomaxprocs(2), kMaxProcs);
   });
   EXPECT_THROW(gomaxprocs(2), UsageError);  // not from a plain thread
 }

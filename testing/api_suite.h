@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -60,6 +61,29 @@ TYPED_TEST_P(ApiSuite, ConfigRejectsInvalidProcs) {
       EXPECT_NE(what.find(std::to_string(bad)), std::string::npos) << what;
     }
   }
+}
+
+// GOMAXPROCS in the environment sets the default procs, as in Go; a value
+// that is not a number above 0 is ignored, as Go ignores it.
+TYPED_TEST_P(ApiSuite, GomaxprocsInTheEnvironmentIsReadAsGoReadsIt) {
+  auto default_procs = [] {
+    typename TypeParam::Runtime rt{typename TypeParam::Config{}};
+    const auto& procs = rt.config().procs;
+    if constexpr (requires { *procs; }) {
+      return *procs;
+    } else {
+      return procs;
+    }
+  };
+  ::unsetenv("GOMAXPROCS");
+  const int fallback = default_procs();
+  ::setenv("GOMAXPROCS", "3", 1);
+  EXPECT_EQ(default_procs(), 3);
+  for (const char* ignored : {"", "abc", "0", "-2", " 3"}) {
+    ::setenv("GOMAXPROCS", ignored, 1);
+    EXPECT_EQ(default_procs(), fallback) << "GOMAXPROCS=\"" << ignored << "\"";
+  }
+  ::unsetenv("GOMAXPROCS");
 }
 
 TYPED_TEST_P(ApiSuite, RunRunsMainOnceAndReturnsAfterIt) {
@@ -880,7 +904,9 @@ TYPED_TEST_P(ApiSuite, StressRandomProgramsManySeeds) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(
-    ApiSuite, ConfigRejectsInvalidProcs, RunRunsMainOnceAndReturnsAfterIt,
+    ApiSuite, ConfigRejectsInvalidProcs,
+    GomaxprocsInTheEnvironmentIsReadAsGoReadsIt,
+    RunRunsMainOnceAndReturnsAfterIt,
     RuntimeCanRunAgain, EveryGoroutineRunsExactlyOnce,
     GoroutineOnlyCallsFromAPlainThreadAreUsageErrors,
     RunFromInsideAGoroutineIsAUsageError, EmptyFunctionsAreUsageErrors,
