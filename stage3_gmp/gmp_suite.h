@@ -135,7 +135,36 @@ TYPED_TEST_P(GmpSuite, ASleeperRunsWhileGoroutinesStopTheWorld) {
   EXPECT_GT(rt.stats().stw_pauses, 0u);
 }
 
+// A goroutine in a loop of calls into the runtime that never block (a
+// wait group raised and lowered) does not hold up a stop of the world: the
+// stop asks it to yield at its next call (Go's preemptall), and it does.
+// Before, the stop waited for its M's next scheduling point: forever.
+TYPED_TEST_P(GmpSuite, AStopOfTheWorldStopsALoopOfRuntimeCalls) {
+  using Api = TypeParam;
+  typename TestFixture::Runtime rt(this->config(2));
+  rt.run([&] {
+    std::atomic<bool> stop{false}, looping{false};
+    typename Api::WaitGroup busy, done;
+    done.add(1);
+    Api::go([&] {
+      while (!stop.load()) {
+        busy.add(1);
+        busy.done();
+        looping.store(true);
+      }
+      done.done();
+    });
+    while (!looping.load()) Api::sleep_for(std::chrono::microseconds(100));
+    for (int i = 0; i < 20; ++i) gomaxprocs(1 + i % 2);  // each one a stop
+    stop.store(true);
+    done.wait();
+  });
+  EXPECT_GE(rt.stats().preemptions, 1u);
+  EXPECT_GE(rt.stats().stw_pauses, 20u);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(GmpSuite, GoroutineParallelism,
-                            ASleeperRunsWhileGoroutinesStopTheWorld);
+                            ASleeperRunsWhileGoroutinesStopTheWorld,
+                            AStopOfTheWorldStopsALoopOfRuntimeCalls);
 
 }  // namespace gmp::stage3

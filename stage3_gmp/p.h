@@ -75,10 +75,12 @@ struct P {
   // Owner M only (the M holding the P).
   std::atomic<std::uint32_t> schedtick{0};  ///< non-inherited runs (traces,
                                             ///< stage 5's sysmon)
-  /// Stage 5: sysmon asks the goroutine running here to yield (Go's
-  /// gp.preempt). Set by sysmon, consumed at the goroutine's next safe
-  /// point; a new time slice (execute) voids it. Relaxed: a request, not a
-  /// hand-over of data.
+  /// A request that the goroutine running here stop at its next safe
+  /// point, a call into the runtime (Go's gp.preempt): set by a stop of the
+  /// world for every running P (Go's preemptall), or by anyone else who
+  /// wants the P back; cleared by the goroutine that honours it
+  /// (Runtime::preempt_now), and by a new time slice (execute). Relaxed: a
+  /// request, not a hand-over of data.
   std::atomic<bool> preempt{false};
   stage2::G* gfree = nullptr;  ///< dead Gs with stacks (Go's p.gFree)
   std::atomic<int> gfreecnt{0};            ///< their number (traces read it)

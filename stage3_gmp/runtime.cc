@@ -56,6 +56,7 @@ Stats Runtime::stats() const {
   s.goroutines_finished = finished_.load(std::memory_order_relaxed);
   s.goroutines_exited = exited_.load(std::memory_order_relaxed);
   s.goroutines_never_started = never_started_.load(std::memory_order_relaxed);
+  s.preemptions = preemptions_.load(std::memory_order_relaxed);
   s.goroutines_blocked = nblocked_.load(std::memory_order_relaxed);
   s.stacks_mapped = stacks_.stacks_mapped();
   s.sched_lock = sched_.counters();
@@ -107,6 +108,7 @@ void Runtime::run(std::function<void()> main) {
     live_.store(0);
     nblocked_.store(0);
     created_ = finished_ = exited_ = never_started_ = 0;
+    preemptions_ = 0;
     goidgen_.store(0);
     all_dead_.clear();
     main_returned_.clear();

@@ -54,11 +54,13 @@
 /// (2 * nmspinning < GOMAXPROCS - npidle).
 ///
 /// Stop the world (for a GOMAXPROCS change, and when main returns): the
-/// caller raises gcwaiting; each M, at its next scheduling point, gives its
-/// P up; idle Ps are taken at once; the caller sleeps until every P is
-/// stopped, changes what it must, and starts the world again. A goroutine
-/// that never reaches a scheduling point (a loop without calls to the
-/// runtime) delays the stop: preemption (stage 5) cures that.
+/// caller raises gcwaiting and asks every running goroutine to stop at its
+/// next safe point (P::preempt, Go's preemptall): its next call into the
+/// runtime, where it yields (preempt_now); each M, at its next scheduling
+/// point, gives its P up; idle Ps are taken at once; the caller sleeps
+/// until every P is stopped, changes what it must, and starts the world
+/// again. A goroutine that never calls into the runtime (a loop on an
+/// atomic) delays the stop: preemption from outside (stage 5) cures that.
 ///
 /// Everything else is stage 2's, reused: the context switch, stacks, the
 /// goroutine machinery (switch, signals, current M), park and ready through
@@ -135,6 +137,8 @@ struct Stats {
   std::uint64_t spinning_ns = 0;     ///< time Ms spent spinning
   std::uint64_t parks = 0;           ///< times an M went idle
   std::uint64_t wakeups = 0;         ///< times an idle M was woken
+  std::uint64_t preemptions = 0;     ///< goroutines stopped at a safe
+                                     ///< point on their P's request
   std::uint64_t stw_pauses = 0;      ///< stops of the world
   std::uint64_t stw_pause_ns = 0;    ///< their total length
   std::uint64_t stw_max_pause_ns = 0;  ///< the longest
@@ -360,6 +364,9 @@ class Runtime {
   void gosched_m(M* m, G* gp);
   /// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
   void goexit0(M* m, G* gp);
+  /// Go's gopreempt_m, on g0: gp, stopped at a safe point, goes to the GRQ
+  /// (behind everything queued there) and m schedules another.
+  void gopreempt_m(M* m, G* gp);
   /// The goroutines whose sleep is over become runnable, on pp's queue (m's
   /// own P); an idle M takes the duty of the next timer. Without sched_.
   void run_timers(P* pp, std::chrono::steady_clock::time_point now);
@@ -400,6 +407,17 @@ class Runtime {
   // checkdead.cc
   /// Called with sched_ held whenever an M goes idle (mput).
   void checkdead();
+
+ public:
+  /// A safe point of the goroutine running on m found its P's preempt
+  /// request: the goroutine stops here (Go's preemptPark via gopreempt_m)
+  /// and runs again later, perhaps on another M. Every call into the runtime
+  /// is such a safe point (a goroutine's entry to go, yield, a channel, a
+  /// mutex, a wait group...), as Go's function prologues were; a later
+  /// stage may add more. On the goroutine; m is its M.
+  void preempt_now(M* m);
+
+ protected:
   // Tracing (trace/tracer.h).
   /// The trace file's description of this run.
   trace::RunInfo trace_info() const;
@@ -468,6 +486,7 @@ class Runtime {
   std::atomic<std::uint64_t> finished_{0};  ///< returned from their function
   std::atomic<std::uint64_t> exited_{0};    ///< unwound by Goexit at exit
   std::atomic<std::uint64_t> never_started_{0};  ///< dropped at exit, unrun
+  std::atomic<std::uint64_t> preemptions_{0};  ///< preempt_now calls
 
   /// One stop-the-world at a time (Go's worldsema). A goroutine mutex: a
   /// goroutine that waits for it parks, so its M can still give up its P to

@@ -86,8 +86,8 @@ void Runtime::mstart(M* m) {
       case stage2::MCall::kPark: park_m(m, gp); break;
       case stage2::MCall::kGosched: gosched_m(m, gp); break;
       case stage2::MCall::kGoexit: goexit0(m, gp); break;
+      case stage2::MCall::kPreempt: gopreempt_m(m, gp); break;
       case stage2::MCall::kExitsyscall:  // stage 4
-      case stage2::MCall::kPreempt:      // stage 5
         other_mcall(m, gp);
         break;
       case stage2::MCall::kNone:
@@ -357,6 +357,24 @@ void Runtime::gosched_m(M* m, G* gp) {
   runqput(m->p, gp, /*next=*/false);
 }
 
+// Go's gopreempt_m (goschedImpl): gp, stopped at a safe point, goes to
+// the GRQ, behind everything queued there; this M schedules another.
+void Runtime::gopreempt_m(M*, G* gp) {
+  casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
+  {
+    std::lock_guard lk(sched_);
+    globrunqput(gp);
+  }
+  wakep();  // an idle P may take it
+}
+
+void Runtime::preempt_now(M* m) {
+  m->p->preempt.store(false, std::memory_order_relaxed);
+  preemptions_.fetch_add(1, std::memory_order_relaxed);
+  m->call = stage2::MCall::kPreempt;
+  stage2::mcall(m, m->curg);
+}
+
 // Go's goexit0: gp is dead; it and its stack go to this P's free cache.
 void Runtime::goexit0(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
@@ -403,11 +421,17 @@ namespace {
 
 // The calling goroutine's M (one opaque TLS read), or gmp::UsageError. A
 // goroutine in a blocking call (stage 4) has an M but no P: the runtime
-// cannot serve it there.
+// cannot serve it there. Every call into the runtime comes through here,
+// which makes it the goroutine's safe point: a preempt request on its P
+// (a stop of the world waits) is honoured first.
 M* current_m(const char* op) {
   M* m = getm();
   if (m == nullptr || m->curg == nullptr || m->p == nullptr) [[unlikely]] {
     not_in_a_goroutine(m, op);
+  }
+  if (m->p->preempt.load(std::memory_order_relaxed)) [[unlikely]] {
+    m->rt->preempt_now(m);
+    m = getm();  // it may run on another M now
   }
   return m;
 }

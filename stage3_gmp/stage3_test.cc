@@ -29,7 +29,7 @@ namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, GmpSuite, stage3::Api);
 
-}  // namespace gmp::testing
+}  // namespace gmp::stage3
 
 namespace gmp::stage3 {
 namespace {

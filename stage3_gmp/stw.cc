@@ -32,6 +32,15 @@ M* Runtime::stop_the_world(bool exiting) {
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
     --stopwait_;
   }
+  // Go's preemptall: the goroutines running now stop at their next call
+  // into the runtime (current_m), so that their Ms reach a scheduling
+  // point and give their Ps up.
+  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
+    P* pp = allp_[static_cast<std::size_t>(i)].get();
+    if (pp->status.load(std::memory_order_relaxed) == PStatus::kRunning) {
+      pp->preempt.store(true, std::memory_order_relaxed);
+    }
+  }
   // Stage 5: a P left by an M in a blocking call is taken as it is (Go's
   // CAS from _Psyscall to _Pgcstop); the call's return finds it gone. The
   // exchange races with that return and with sysmon's retake: one wins.

@@ -48,10 +48,13 @@ void forward(int sig, siginfo_t* info, void* ctx) {
 void on_preempt_signal(int sig, siginfo_t* info, void* ctx) {
   int saved_errno = errno;  // the interrupted code may be reading it
   auto* m = stage3::getm();
-  if (m != nullptr && m->p != nullptr &&
+  // A stage 5 runtime's M (a stop of the world in a stage 3 or 4 runtime
+  // raises P::preempt too, but only stage 5 stops goroutines by signal).
+  // dynamic_cast reads type information only: no lock, no allocation.
+  auto* rt = m != nullptr ? dynamic_cast<Runtime*>(m->rt) : nullptr;
+  if (rt != nullptr && m->p != nullptr &&
       m->p->preempt.load(std::memory_order_relaxed)) {
-    // Only stage 5's sysmon sets the flag: the runtime is a stage 5 one.
-    static_cast<Runtime*>(m->rt)->async_preempt_signal(m, ctx);
+    rt->async_preempt_signal(m, ctx);
   } else {
     forward(sig, info, ctx);
   }
@@ -157,5 +160,5 @@ void Runtime::async_preempt_signal(M* m, void* ctx) noexcept {
 // again, on whichever M.
 extern "C" void gmp_async_preempt2() {
   auto* m = gmp::stage3::getm();
-  static_cast<gmp::stage5::Runtime*>(m->rt)->preempt_now(m, /*async=*/true);
+  static_cast<gmp::stage5::Runtime*>(m->rt)->async_preempt_now(m);
 }

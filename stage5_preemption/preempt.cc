@@ -12,9 +12,8 @@ __attribute__((no_instrument_function)) void __cyg_profile_func_enter(
     void* /*fn*/, void* /*call_site*/) {
   auto* m = gmp::stage3::getm();  // one opaque TLS read
   if (m == nullptr || m->curg == nullptr || m->p == nullptr) return;
-  // Only stage 5's sysmon sets the flag, so the runtime is a stage 5 one.
   if (!m->p->preempt.load(std::memory_order_relaxed)) return;
-  static_cast<gmp::stage5::Runtime*>(m->rt)->preempt_now(m);
+  m->rt->preempt_now(m);  // stage 3's safe point, as at a runtime call
 }
 
 __attribute__((no_instrument_function)) void __cyg_profile_func_exit(

@@ -19,6 +19,7 @@ constexpr microseconds kSysmonMinDelay{20};     // Go's sysmon: 20 us ...
 constexpr microseconds kSysmonMaxDelay{10000};  // ... doubling to 10 ms
 constexpr int kQuietRounds = 50;                // before the doubling starts
 constexpr milliseconds kForcePoll{10};          // poll if nobody has for this
+constexpr int kQuickRetries = 50;  // declined signals retried every 20 us
 }  // namespace
 
 Config Runtime::checked(Config c) {
@@ -71,7 +72,7 @@ void Runtime::run(std::function<void()> main) {
       throw UsageError("Runtime::run called while this runtime is running");
     }
     for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
-                    &preemptions_, &syscalls_fast_, &syscall_retakes_,
+                    &syscalls_fast_, &syscall_retakes_,
                     &async_preemptions_, &preempt_signals_, &async_declined_,
                     &stalls_reported_}) {
       c->store(0, std::memory_order_relaxed);
@@ -104,7 +105,6 @@ Stats Runtime::stats() const {
   s.sysmon_wakes = sysmon_wakes_.load(std::memory_order_relaxed);
   s.sysmon_netpolls = sysmon_netpolls_.load(std::memory_order_relaxed);
   s.preempt_requests = preempt_requests_.load(std::memory_order_relaxed);
-  s.preemptions = preemptions_.load(std::memory_order_relaxed);
   s.syscalls_fast = syscalls_fast_.load(std::memory_order_relaxed);
   s.syscall_retakes = syscall_retakes_.load(std::memory_order_relaxed);
   s.async_preemptions = async_preemptions_.load(std::memory_order_relaxed);
@@ -119,9 +119,13 @@ Stats Runtime::stats() const {
 //! [sysmon]
 // Go's sysmon: a thread without a P. It sleeps 20 us while it finds
 // things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
-// One departure from Go: while goroutines run, it looks at least 10 times
+// Two departures from Go: while goroutines run, it looks at least 10 times
 // per time slice, so that a slice overruns by a tenth at most (Go's
-// sysmon, asleep for up to 10 ms, preempts after 10 to 20 ms).
+// sysmon, asleep for up to 10 ms, preempts after 10 to 20 ms); and while a
+// preemption signal is due again (the last one found no safe point), it
+// sleeps 20 us (50 times, then that tenth), so that a goroutine that
+// spends most of its time outside safe points (in the allocator, say) is
+// still stopped within a few tries.
 void Runtime::sysmon() {
   sysmon_trace_ = trace_.buffer(trace::kSysmonThread);
   const auto watch = std::max<microseconds>(
@@ -129,6 +133,7 @@ void Runtime::sysmon() {
       std::chrono::duration_cast<microseconds>(time_slice_) / 10);
   microseconds delay = kSysmonMinDelay;
   int idle = 0;
+  int retries = 0;  // rounds in a row that sent a preemption signal
   bool running = false;
   for (;;) {
     if (idle == 0) {
@@ -137,6 +142,15 @@ void Runtime::sysmon() {
       delay = std::min(delay * 2, kSysmonMaxDelay);
     }
     if (running && preempt_ != Preempt::kNone) delay = std::min(delay, watch);
+    // The last signals found no safe point (the goroutine was in the C++
+    // library, libc, or the runtime): try again in 20 us, for a
+    // millisecond's worth of tries, then every `watch`. (It also stops at
+    // its next safe point unasked.)
+    if (signal_ms_.empty()) {
+      retries = 0;
+    } else if (retries++ < kQuickRetries) {
+      delay = kSysmonMinDelay;
+    }
     if (sysmon_stop_.tsleep(delay)) return;  // the run is over
     sysmon_wakes_.fetch_add(1, std::memory_order_relaxed);
     Clock::time_point now = Clock::now();
@@ -252,33 +266,9 @@ void Runtime::signal_ms() {
 
 // ---- Preemption -------------------------------------------------------------------
 
-// On the goroutine, at a safe point that found its P's request: switch to
-// g0, which queues it on the GRQ (gopreempt_m).
-void Runtime::preempt_now(M* m, bool async) {
-  m->p->preempt.store(false, std::memory_order_relaxed);
-  preemptions_.fetch_add(1, std::memory_order_relaxed);
-  if (async) async_preemptions_.fetch_add(1, std::memory_order_relaxed);
-  m->call = stage2::MCall::kPreempt;
-  stage2::mcall(m, m->curg);
-}
-
-// Go's gopreempt_m (goschedImpl): the preempted goroutine goes to the GRQ,
-// behind everything queued there, and this M schedules another.
-void Runtime::gopreempt_m(M*, G* gp) {
-  casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
-  {
-    std::lock_guard lk(sched_);
-    globrunqput(gp);
-  }
-  wakep();  // an idle P may take it
-}
-
-void Runtime::other_mcall(M* m, G* gp) {
-  if (m->call == stage2::MCall::kPreempt) {
-    gopreempt_m(m, gp);
-  } else {
-    stage4::Runtime::other_mcall(m, gp);
-  }
+void Runtime::async_preempt_now(M* m) {
+  async_preemptions_.fetch_add(1, std::memory_order_relaxed);
+  preempt_now(m);
 }
 
 }  // namespace gmp::stage5

@@ -29,20 +29,26 @@
 ///
 /// Cooperative preemption (Go before 1.14): the request is honoured at the
 /// goroutine's next safe point. Go's compiler put a check in every function
-/// prologue (the stack-bound check, whose bound sysmon poisoned); the course
-/// gets the same from GCC's -finstrument-functions on the user's code: every
-/// instrumented function starts with a call to __cyg_profile_func_enter,
-/// which checks the P's flag (preempt.cc). A preempted goroutine goes to the
-/// GRQ, as the notes say (Go's gopreempt_m), and the P runs another.
-/// Exactly as in Go 1.13, a loop without function calls is never preempted:
-/// the notes' example (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main
-/// sleeping 5 ms) hangs, which the demo shows with a timeout.
+/// prologue, the runtime's included (the stack-bound check, whose bound
+/// sysmon poisoned); the course has the same at two places: every call
+/// into the runtime (stage 3's safe point, where a stop of the world's
+/// request is honoured too), and every function of the user's code, from
+/// GCC's -finstrument-functions: each instrumented function starts with a
+/// call to __cyg_profile_func_enter, which checks the P's flag
+/// (preempt.cc). A preempted goroutine goes to the GRQ, as the notes say
+/// (Go's gopreempt_m), and the P runs another. Exactly as in Go 1.13, a
+/// loop without function calls is never preempted: the notes' example
+/// (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main sleeping 5 ms)
+/// hangs, which the demo shows with a timeout. So is a loop whose calls all
+/// go to uninstrumented code (new and delete, libc).
 ///
 /// Asynchronous preemption (Go 1.14 onwards, the default here on x86-64):
 /// with the request, sysmon sends the P's M a signal, SIGURG; the handler
 /// stops the goroutine wherever that is safe, through a trampoline that
-/// saves every register (async_preempt.h). It retries on every round until
-/// the slice ends.
+/// saves every register (async_preempt.h). A signal that finds no safe
+/// point (the goroutine is in the allocator, libc, the runtime) is sent
+/// again 20 us later, up to 50 times, then every round, until the
+/// goroutine stops, by signal or at its next safe point.
 ///
 /// Everything else is stage 4's (and through it stage 3's), reused.
 /// ```
@@ -113,7 +119,6 @@ struct Stats : stage4::Stats {
   std::uint64_t sysmon_wakes = 0;      ///< times sysmon woke up
   std::uint64_t sysmon_netpolls = 0;   ///< polls sysmon made (10 ms rule)
   std::uint64_t preempt_requests = 0;  ///< goroutines asked to yield
-  std::uint64_t preemptions = 0;       ///< goroutines that did (all)
   std::uint64_t async_preemptions = 0;  ///< of which stopped by the signal
   std::uint64_t preempt_signals = 0;   ///< SIGURGs sysmon sent
   std::uint64_t async_declined = 0;    ///< signals that found no safe point
@@ -141,10 +146,9 @@ class Runtime : public stage4::Runtime {
   /// The preemption mode (immutable).
   Preempt preempt_mode() const noexcept { return preempt_; }
 
-  /// Go's gopreempt_m, from a safe point of the running goroutine that
-  /// found its P's request: it goes to the GRQ. Internal (preempt.cc, and
-  /// with `async` the signal's trampoline).
-  void preempt_now(M* m, bool async = false);
+  /// stage3::Runtime::preempt_now, from the signal's trampoline (Go's
+  /// asyncPreempt2): also counted as an asynchronous preemption. Internal.
+  void async_preempt_now(M* m);
 
   /// The preemption signal's work on the running M (async_preempt.cc).
   /// Internal; async-signal-safe.
@@ -157,7 +161,6 @@ class Runtime : public stage4::Runtime {
   void exitsyscall(M* m, G* gp, P* oldp) noexcept override;
 
  protected:
-  void other_mcall(M* m, G* gp) override;
   /// "stage5", in trace files.
   const char* stage_name() const override { return "stage5"; }
 
@@ -172,7 +175,6 @@ class Runtime : public stage4::Runtime {
   void report_stalls(Clock::time_point now);
   void stall(const std::string& what);
   bool sysmon_netpoll(Clock::time_point now);
-  void gopreempt_m(M* m, G* gp);
 
   const Preempt preempt_;
   const std::chrono::nanoseconds time_slice_;
@@ -211,7 +213,7 @@ class Runtime : public stage4::Runtime {
   Note sysmon_stop_;      // woken by run() when the run is over
 
   std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
-      preempt_requests_{0}, preemptions_{0}, syscalls_fast_{0},
+      preempt_requests_{0}, syscalls_fast_{0},
       syscall_retakes_{0}, async_preemptions_{0}, preempt_signals_{0},
       async_declined_{0}, stalls_reported_{0};
 };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "stage3_gmp/gmp_suite.h"
@@ -37,7 +39,7 @@ namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, GmpSuite, stage5::Api);
 
-}  // namespace gmp::testing
+}  // namespace gmp::stage3
 
 namespace gmp::stage5 {
 namespace {
@@ -310,6 +312,64 @@ TEST(Stage5Test, StressLazySyscalls) {
   }
 }
 
+// Go's TestPingPongHog (runtime/proc_test.go), on the only P: a pair of
+// "hog" goroutines pass a token back and forth and count to a million at
+// each pass, a "light" pair counts to a thousand. Each pair lives on
+// runnext hand-offs, sharing one time slice; only preemption lets the
+// other pair run, and then their counts stay within 20x of each other.
+// The hogs call no instrumented function: in cooperative mode the safe
+// point they reach is their channel operation (a call into the runtime).
+// Go's select on a done channel becomes a flag and a close at the end.
+void ping_pong_hog(Preempt mode) {
+  Runtime rt(one_p(mode));
+  volatile long hog_count = 0, light_count = 0;
+  rt.run([&] {
+    std::atomic<bool> done{false};
+    std::atomic<int> exited{0};
+    Chan<bool> hog_chan, light_chan;
+    WaitGroup wg;
+    auto run = [&](long limit, volatile long* counter, Chan<bool>& wake) {
+      while (wake.recv() && !done.load()) {
+        for (long i = 0; i < limit; ++i) *counter = *counter + 1;
+        if (done.load()) break;
+        wake.send(true);
+      }
+      exited.fetch_add(1);
+      wg.done();
+    };
+    wg.add(4);
+    for (int i = 0; i < 2; ++i) go([&] { run(1'000'000, &hog_count, hog_chan); });
+    for (int i = 0; i < 2; ++i) go([&] { run(1'000, &light_count, light_chan); });
+    hog_chan.send(true);
+    light_chan.send(true);
+    sleep_for(milliseconds(100));
+    done.store(true);
+    // One goroutine of each pair ends on its next token; the other is left
+    // waiting for a token that will not come (not sending: the close is
+    // safe then).
+    while (exited.load() < 2 || rt.stats().goroutines_blocked < 2) {
+      sleep_for(milliseconds(1));
+    }
+    hog_chan.close();
+    light_chan.close();
+    wg.wait();
+  });
+  long hog = hog_count, light = light_count;
+  Stats st = rt.stats();
+  std::string counts = std::to_string(hog) + " / " + std::to_string(light) +
+                       " (preempt requests " +
+                       std::to_string(st.preempt_requests) + ", preemptions " +
+                       std::to_string(st.preemptions) + ")";
+  ASSERT_GT(hog, 0);
+  ASSERT_GT(light, 0) << "the light pair never ran";
+  EXPECT_LE(hog / light, 20) << counts;
+  EXPECT_LE(light / hog, 20) << counts;
+}
+
+TEST(Stage5Test, PingPongHogCooperative) {
+  ping_pong_hog(Preempt::kCooperative);
+}
+
 // ---- Asynchronous preemption ---------------------------------------------------
 
 #define SKIP_WITHOUT_ASYNC()                                              \
@@ -344,6 +404,54 @@ TEST(Stage5Test, ATightLoopIsPreemptedAsynchronously) {
   Stats s = rt.stats();
   EXPECT_GE(s.async_preemptions, 1u);
   EXPECT_GE(s.preempt_signals, s.async_preemptions);
+}
+
+TEST(Stage5Test, PingPongHogAsync) {
+  SKIP_WITHOUT_ASYNC();
+  ping_pong_hog(Preempt::kAsync);
+}
+
+// Go's GCFairness2 (runtime/testdata/testprog/gc.go), without its GC: on
+// the only P, three goroutines allocate in a loop with no call of their own
+// into the runtime (new and delete are the C++ library's, not instrumented:
+// a signal landing there finds no safe point); within 30 ms each has run,
+// or, as Go allows, within one more second.
+TEST(Stage5Test, GcFairness2EveryAllocatingLoopRuns) {
+  SKIP_WITHOUT_ASYNC();
+  Runtime rt(one_p(Preempt::kAsync));
+  std::array<std::atomic<long>, 3> count{};
+  bool all_ran = false;
+  rt.run([&] {
+    std::atomic<bool> stop{false};
+    std::array<char*, 3> sink{};
+    WaitGroup wg;
+    wg.add(3);
+    for (std::size_t i = 0; i < count.size(); ++i) {
+      go([&, i] {
+        while (!stop.load(std::memory_order_relaxed)) {
+          delete[] std::exchange(sink[i], new char[1024]);
+          count[i].fetch_add(1, std::memory_order_relaxed);
+        }
+        delete[] sink[i];
+        wg.done();
+      });
+    }
+    auto ran = [&] {
+      for (auto& c : count) {
+        if (c.load() == 0) return false;
+      }
+      return true;
+    };
+    sleep_for(milliseconds(30));
+    all_ran = ran();
+    if (!all_ran) {
+      sleep_for(std::chrono::seconds(1));
+      all_ran = ran();
+    }
+    stop.store(true);
+    wg.wait();
+  });
+  EXPECT_TRUE(all_ran) << count[0] << " " << count[1] << " " << count[2];
 }
 
 // 13 general registers, the carry flag and the 16 SSE registers, all live
