@@ -27,7 +27,7 @@ namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, GmpSuite, stage4::Api);
 
-}  // namespace gmp::testing
+}  // namespace gmp::stage3
 
 namespace gmp::stage4 {
 namespace {

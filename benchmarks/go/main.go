@@ -264,7 +264,11 @@ func main() {
 		fmt.Println(lastRSSPerGoroutine)
 		return
 	}
-	match := regexp.MustCompile(*filter)
+	match, err := regexp.Compile(*filter)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchmarks/go: -filter %q: %v\n", *filter, err)
+		os.Exit(2)
+	}
 	bigSkynet, bigParked := 1000000, 100000
 	if *quick {
 		bigSkynet, bigParked = 10000, 10000

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The course script's own errors: bad arguments are refused before anything
+# is installed or built, with a message naming the problem, and no command
+# changes a tracked file when it fails. Run by .ci/run (it needs Bazel and
+# the course's packages, so it is not a Bazel test); ./course must be set up.
+#
+#   tools/cli/check.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+COURSE=${COURSE:-./course}  # another copy of the script, to compare
+failures=0
+fail() { printf 'cli check: FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
+
+# expect_error [--may-install] DESCRIPTION PATTERN COMMAND...: COMMAND exits
+# non-zero, prints PATTERN (grep -E) on stderr, installs nothing (unless its
+# arguments are sound and only the run finds the problem: --may-install),
+# and leaves every tracked file as it was.
+expect_error() {
+  local may_install=0
+  if [ "$1" = --may-install ]; then may_install=1; shift; fi
+  local what=$1 pattern=$2 out rc=0
+  shift 2
+  local before
+  before=$(git status --porcelain --untracked-files=no)
+  out=$("$@" 2>&1 >/dev/null) || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    fail "$what: exited 0"
+  elif ! grep -Eq -- "$pattern" <<<"$out"; then
+    fail "$what: no '$pattern' in: $out"
+  elif [ "$may_install" = 0 ] && grep -q "installing" <<<"$out"; then
+    fail "$what: installed packages before refusing"
+  elif [ "$(git status --porcelain --untracked-files=no)" != "$before" ]; then
+    fail "$what: changed tracked files: $(git status --porcelain --untracked-files=no)"
+  else
+    printf 'cli check: ok: %s\n' "$what"
+  fi
+}
+
+expect_error "bench with an unknown option" "unknown option '--bogus'" \
+  "$COURSE" bench --bogus
+expect_error "bench with a malformed filter" "not a valid regular expression" \
+  "$COURSE" bench '('
+expect_error --may-install "bench --publish matching nothing" \
+  "no benchmark matches 'NOMATCH'" \
+  "$COURSE" bench --publish --quick NOMATCH
+expect_error "test with an unknown config" "unknown test config 'bogus'" \
+  "$COURSE" test bogus
+expect_error "docs with an unknown option" "unknown option '--bogus'" \
+  "$COURSE" docs --bogus
+expect_error --may-install "trace of a label that does not exist" \
+  "could not build //no:target" \
+  "$COURSE" trace //no:target
+expect_error "trace of an unknown program" "PROGRAM is 'demo'" \
+  "$COURSE" trace stage3 bogus
+expect_error "demo of an unknown stage" "which stage" \
+  "$COURSE" demo stage9
+
+[ "$failures" -eq 0 ] || { printf 'cli check: %d failed\n' "$failures" >&2; exit 1; }
+printf 'cli check: all passed\n'
