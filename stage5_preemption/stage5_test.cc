@@ -720,35 +720,47 @@ TEST(Stage5Test, StallReportsNameTheGoroutine) {
     std::lock_guard lk(mu);
     reports.push_back(line);
   };
-  Runtime rt(c);
-  std::uint64_t busy_id = 0, caller_id = 0;
-  rt.run([&] {
-    WaitGroup wg;
-    wg.add(2);
-    go([&] {
-      busy_id = stage3::getm()->curg->goid;
-      auto until = Clock::now() + milliseconds(60);
-      while (Clock::now() < until) {
-      }
-      wg.done();
-    });
-    go([&] {
-      caller_id = stage3::getm()->curg->goid;
-      blocking([] { std::this_thread::sleep_for(milliseconds(60)); });
-      wg.done();
-    });
-    wg.wait();
-  });
-  std::lock_guard lk(mu);
   auto count = [&](const std::string& what) {
+    std::lock_guard lk(mu);
     int n = 0;
     for (const auto& r : reports) n += r.find(what) != std::string::npos;
     return n;
   };
-  EXPECT_EQ(count("goroutine " + std::to_string(busy_id) + " has run for "), 1);
-  EXPECT_EQ(count("goroutine " + std::to_string(caller_id) +
-                  " has been in one blocking call for "),
-            1);
+  // Each stall lasts until its report has come (sysmon's rounds come late
+  // on a loaded machine); 10 s is only a give-up bound.
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  std::atomic<std::uint64_t> busy_id{0}, caller_id{0};
+  auto ran_too_long = [&] {
+    return "goroutine " + std::to_string(busy_id.load()) + " has run for ";
+  };
+  auto in_a_call = [&] {
+    return "goroutine " + std::to_string(caller_id.load()) +
+           " has been in one blocking call for ";
+  };
+  Runtime rt(c);
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(2);
+    go([&] {
+      busy_id = stage3::getm()->curg->goid.load();
+      while (count(ran_too_long()) == 0 && Clock::now() < give_up) {
+      }
+      wg.done();
+    });
+    go([&] {
+      caller_id = stage3::getm()->curg->goid.load();
+      blocking([&] {
+        while (count(in_a_call()) == 0 && Clock::now() < give_up) {
+          std::this_thread::sleep_for(milliseconds(1));
+        }
+      });
+      wg.done();
+    });
+    wg.wait();
+  });
+  EXPECT_EQ(count(ran_too_long()), 1);
+  EXPECT_EQ(count(in_a_call()), 1);
+  std::lock_guard lk(mu);
   EXPECT_EQ(rt.stats().stalls_reported, reports.size());
 }
 
