@@ -155,7 +155,10 @@ TYPED_TEST_P(GmpSuite, AStopOfTheWorldStopsALoopOfRuntimeCalls) {
       done.done();
     });
     while (!looping.load()) Api::sleep_for(std::chrono::microseconds(100));
-    for (int i = 0; i < 20; ++i) gomaxprocs(1 + i % 2);  // each one a stop
+    // Each change is a stop. Never one P: gomaxprocs yields after a change,
+    // and on one P the looping goroutine, which never yields, would keep it
+    // (stages 3 and 4 have no preemption); with two an idle P takes main.
+    for (int i = 0; i < 20; ++i) gomaxprocs(3 - i % 2);
     stop.store(true);
     done.wait();
   });

@@ -361,6 +361,8 @@ class Runtime {
   /// full), as the notes describe it and as Go's internal goyield does; Go's
   /// runtime.Gosched sends it to the GRQ instead, taking the global lock.
   /// Either way this M looks for work next, and fairness is the 61-tick rule.
+  /// If other goroutines were queued here, an idle P is woken to share them
+  /// (wakep, as Go's goschedImpl does).
   void gosched_m(M* m, G* gp);
   /// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
   void goexit0(M* m, G* gp);
@@ -379,6 +381,11 @@ class Runtime {
   /// Go's startTheWorldWithSema: resizes to `newprocs` Ps if nonzero, then
   /// every P with work gets an M, the others go idle.
   void start_the_world(M* m, int newprocs);
+  /// Go's preemptall: asks the goroutine running on every held P to stop at
+  /// its next safe point (P::preempt). stop_the_world asks again every
+  /// 100 us while it waits, as Go does: a goroutine whose time slice began
+  /// just as the stop did missed the first request. sched_ held.
+  void preemptall();
   /// Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
   /// world starts again and hands it a P.
   void gcstopm(M* m);

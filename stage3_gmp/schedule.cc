@@ -354,7 +354,12 @@ void Runtime::park_m(M* m, G* gp) {
 // Either way this M looks for work next, and fairness is the 61-tick rule.
 void Runtime::gosched_m(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
+  // Others were queued here already: this P has more than it can run at
+  // once, so an idle P may take some (Go's goschedImpl calls wakep). A
+  // lone yielder just runs again.
+  bool others = !m->p->runq.empty();
   runqput(m->p, gp, /*next=*/false);
+  if (others) wakep();
 }
 
 // Go's gopreempt_m (goschedImpl): gp, stopped at a safe point, goes to

@@ -32,15 +32,7 @@ M* Runtime::stop_the_world(bool exiting) {
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
     --stopwait_;
   }
-  // Go's preemptall: the goroutines running now stop at their next call
-  // into the runtime (current_m), so that their Ms reach a scheduling
-  // point and give their Ps up.
-  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
-    P* pp = allp_[static_cast<std::size_t>(i)].get();
-    if (pp->status.load(std::memory_order_relaxed) == PStatus::kRunning) {
-      pp->preempt.store(true, std::memory_order_relaxed);
-    }
-  }
+  preemptall();
   // Stage 5: a P left by an M in a blocking call is taken as it is (Go's
   // CAS from _Psyscall to _Pgcstop); the call's return finds it gone. The
   // exchange races with that return and with sysmon's retake: one wins.
@@ -56,10 +48,28 @@ M* Runtime::stop_the_world(bool exiting) {
   bool wait = stopwait_ > 0;
   stopnote_.clear();
   lk.unlock();
-  if (wait) stopnote_.sleep();
+  // Go's wait: 100 us at a time, asking again each time. A goroutine that
+  // started just as the stop began missed the first request (its new time
+  // slice cleared the P's flag: execute), and must hear a second one.
+  while (wait && !stopnote_.tsleep(std::chrono::microseconds(100))) {
+    std::lock_guard again(sched_);
+    preemptall();
+  }
   lk.lock();
   GMP_CHECK(stopwait_ == 0, "stopTheWorld: not stopped");
   return m;
+}
+
+// Go's preemptall: the goroutines running now stop at their next call
+// into the runtime (current_m), so that their Ms reach a scheduling point
+// and give their Ps up to the stop. sched_ held.
+void Runtime::preemptall() {
+  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
+    P* pp = allp_[static_cast<std::size_t>(i)].get();
+    if (pp->status.load(std::memory_order_relaxed) == PStatus::kRunning) {
+      pp->preempt.store(true, std::memory_order_relaxed);
+    }
+  }
 }
 
 // Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
