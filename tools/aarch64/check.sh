@@ -24,7 +24,8 @@ FLAGS=(-std=c++20 -O1 -g -Wall -Wextra -Werror -pthread -I. -fstack-clash-protec
        -isystem /usr/src/googletest/googletest/include
        -isystem /usr/src/googletest/googletest)
 
-sources=(common/check.cc common/errors.cc common/note.cc common/runtime_lock.cc
+sources=(common/check.cc common/errors.cc common/exit.cc common/fault.cc
+         common/gomaxprocs_env.cc common/note.cc common/runtime_lock.cc
          common/wait_reason.cc
          stage2_global_queue/checkdead.cc stage2_global_queue/config.cc
          stage2_global_queue/context.cc stage2_global_queue/context_aarch64.S
