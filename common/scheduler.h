@@ -92,27 +92,48 @@ void ready_all(Sudog<typename S::G>* chain) noexcept {
   }
 }
 
+namespace detail {
+/// check_same_runtime's slow path: the first waiting sudog of `q` (every
+/// one with `all`) checked; throws gmp::UsageError naming `op` if one
+/// belongs to a runtime other than `mine`.
+template <Scheduler S>
+[[gnu::cold, gnu::noinline]] void check_waiters_runtime(
+    const WaitQ<typename S::G>& q, const void* mine, const char* op,
+    bool all) {
+  const Sudog<typename S::G>* foreign = nullptr;
+  q.for_each_waiting([&](const Sudog<typename S::G>& s) {
+    if (S::runtime_of(s.g) != mine) foreign = &s;
+    return foreign == nullptr && all;
+  });
+  if (foreign == nullptr) return;
+  throw UsageError(std::string(op) + ": goroutine " +
+                   std::to_string(foreign->goid) +
+                   ", waiting on this object, belongs to another runtime. "
+                   "A Chan, Mutex or WaitGroup belongs to one runtime at a "
+                   "time: goroutines of two runtimes cannot wake each other");
+}
+}  // namespace detail
+
 /// For goroutine `me`, about to wake the goroutines of queue `q` (every
 /// waiting one with `all`, else the one WaitQ::dequeue takes next):
 /// throws gmp::UsageError naming `op`, before anything has changed, if one
 /// of them belongs to another runtime. An object belongs to one runtime at
 /// a time: a goroutine woken by another runtime's would be queued on the
 /// waker's scheduler, which does not own it. The object's lock is held.
+/// Inline and cheap when nobody waits, or when the oldest waiter is of
+/// `me`'s runtime (a channel hand-off's every operation).
 template <Scheduler S>
-void check_same_runtime(const WaitQ<typename S::G>& q, typename S::G me,
-                        const char* op, bool all) {
+inline void check_same_runtime(const WaitQ<typename S::G>& q, typename S::G me,
+                               const char* op, bool all) {
+  const Sudog<typename S::G>* first = q.front();
+  if (first == nullptr) [[likely]] return;
   const void* mine = S::runtime_of(me);
-  const Sudog<typename S::G>* foreign = nullptr;
-  q.for_each_waiting([&](const Sudog<typename S::G>& s) {
-    if (S::runtime_of(s.g) != mine) foreign = &s;
-    return foreign == nullptr && all;
-  });
-  if (foreign == nullptr) [[likely]] return;
-  throw UsageError(std::string(op) + ": goroutine " +
-                   std::to_string(foreign->goid) +
-                   ", waiting on this object, belongs to another runtime. "
-                   "A Chan, Mutex or WaitGroup belongs to one runtime at a "
-                   "time: goroutines of two runtimes cannot wake each other");
+  if (!all && S::runtime_of(first->g) == mine &&
+      first->state.load(std::memory_order_relaxed) ==
+          Sudog<typename S::G>::kWaiting) [[likely]] {
+    return;
+  }
+  detail::check_waiters_runtime<S>(q, mine, op, all);
 }
 
 /// The destructor check of every object with wait queues: `waiters` lists

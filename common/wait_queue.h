@@ -27,6 +27,9 @@ class WaitQ {
   /// True when nobody waits (cancelled sudogs not yet unlinked count).
   bool empty() const noexcept { return first_ == nullptr; }
 
+  /// The oldest sudog, or null; it may be cancelled (see dequeue).
+  const Sudog* front() const noexcept { return first_; }
+
   /// Appends `s`, which must not be in any queue.
   void enqueue(Sudog* s) noexcept {
     GMP_CHECK(s->prev == nullptr && s->next == nullptr,

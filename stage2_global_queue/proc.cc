@@ -347,8 +347,6 @@ Sched::G Sched::current_g(const char* op) {
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
-const void* Sched::runtime_of(G g) noexcept { return g->runtime; }
-
 bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                  WaitReason why) {
   return park_current(s.g, s, lock.release(), why, Clock::time_point{});

@@ -8,10 +8,10 @@
 #include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
+#include "stage2_global_queue/g.h"
 
 namespace gmp::stage2 {
 
-struct G;
 
 /// How a stage 2 goroutine waits: it parks, and its M runs other goroutines.
 struct Sched {
@@ -27,7 +27,7 @@ struct Sched {
 
   /// The runtime the goroutine belongs to (an identity, for
   /// common/scheduler.h's check_same_runtime). Any thread.
-  static const void* runtime_of(G g) noexcept;
+  static const void* runtime_of(G g) noexcept { return g->runtime; }
 
   /// Go's gopark: switches to g0, which marks the goroutine waiting and
   /// then releases `lock`; returns true once ready(s) made it run again, or

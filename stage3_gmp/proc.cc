@@ -254,13 +254,15 @@ void Runtime::wakep() {
     // Every P is held, but one of their Ms may be about to give its P up
     // without having seen our work (Go issue 43997): ask it to spin
     // instead (needspinning, checked by findRunnable before and after it
-    // drops its P). Then look again: a P that went idle meanwhile is ours
-    // to start an M on. Set only when clear: the flag stays set while
-    // every P is busy, and a load does not bounce its cache line.
-    if (!needspinning_.load(std::memory_order_relaxed)) {
-      needspinning_.store(true, std::memory_order_seq_cst);
-    }
-    storeload_fence();  // pairs with find_runnable's after pidleput
+    // drops its P).
+    // Raised already (it stays raised while every P is busy): the M that
+    // reads it raised spins; one that reads it cleared finds a spinning M
+    // (the clearer) that looks at every queue after our fence above.
+    if (needspinning_.load(std::memory_order_seq_cst)) return;
+    // We raise it: then look again, a P that went idle meanwhile is ours
+    // to start an M on (a Dekker pair with findRunnable's pidleput).
+    needspinning_.store(true, std::memory_order_seq_cst);
+    storeload_fence();
     if (npidle_.load(std::memory_order_seq_cst) == 0) return;
   }
   std::int32_t expected = 0;
@@ -392,12 +394,6 @@ void Runtime::stopm(M* m) {
   }
 }
 
-// When the idle M on timer duty must wake: the earliest timer, unless it
-// is due already while every P is held. Then the Ms holding the Ps run it
-// at their next findRunnable, onto their own queue (an M without a P could
-// only put the sleeper in the GRQ, where a runnext chain can starve it:
-// goroutines readying each other never let their P look at the GRQ).
-// max() for no deadline. sched_ held.
 Runtime::Clock::time_point Runtime::timer_deadline() const {
   if (timers_.empty()) return Clock::time_point::max();
   Clock::time_point until = timers_.earliest();
@@ -407,7 +403,6 @@ Runtime::Clock::time_point Runtime::timer_deadline() const {
   return until;
 }
 
-// Whether the earliest timer is due. sched_ held.
 bool Runtime::timers_due() const {
   return !timers_.empty() && timers_.earliest() <= Clock::now();
 }
@@ -490,9 +485,6 @@ P* Runtime::pidleget() {
   return pp;
 }
 
-// Go's pidlegetSpinning: pidleget for one who found (or submitted) work
-// and wants an M to spin for it. With no idle P, raises needspinning, so
-// that an M about to give up its P spins instead. sched_ held.
 P* Runtime::pidleget_spinning() {
   P* pp = pidleget();
   if (pp == nullptr) needspinning_.store(true, std::memory_order_seq_cst);

@@ -26,7 +26,7 @@ struct Sched {
 
   /// The runtime the goroutine belongs to (an identity, for
   /// common/scheduler.h's check_same_runtime). Any thread.
-  static const void* runtime_of(G g) noexcept;
+  static const void* runtime_of(G g) noexcept { return g->runtime; }
 
   /// Go's gopark (see stage 2): returns false if cancelled at exit.
   static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,

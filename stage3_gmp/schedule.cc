@@ -205,13 +205,8 @@ G* Runtime::steal_work(M* m) {
 //! [steal_work]
 
 //! [recheck_after_drop]
-// The delicate dance, once m has given its P up: work submitted while it
-// looked may have woken nobody. A spinning M stops spinning and looks at
-// every queue again: a submitter that saw nmspinning > 0 woke nobody. A
-// non-spinning M looks at needspinning: a submitter that saw no idle P
-// raised it instead. Either way, if there is work and an idle P, m takes
-// the P and spins. Returns whether m holds a P again.
 bool Runtime::recheck_after_drop(M* m, int procs) {
+  // A submitter that saw nmspinning > 0 woke nobody: look everywhere.
   if (m->spinning.load(std::memory_order_relaxed)) {
     stop_spinning(m);  // the StoreLoad: the decrement, then the reads
     bool work = grq_size_.load(std::memory_order_relaxed) > 0;
@@ -219,7 +214,7 @@ bool Runtime::recheck_after_drop(M* m, int procs) {
       work = !allp_[i]->runq.empty();
     }
     if (!work) return false;
-  } else {
+  } else {  // a submitter that saw no idle P raised needspinning instead
     storeload_fence();  // our pidleput, then the flag (pairs with wakep's)
     if (!needspinning_.load(std::memory_order_seq_cst)) return false;
   }
@@ -352,18 +347,17 @@ void Runtime::park_m(M* m, G* gp) {
 // full), as the notes describe it and as Go's internal goyield does; Go's
 // runtime.Gosched sends it to the GRQ instead, taking the global lock.
 // Either way this M looks for work next, and fairness is the 61-tick rule.
-void Runtime::gosched_m(M* m, G* gp) {
+[[gnu::always_inline]] inline void Runtime::gosched_m(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
   // Others were queued here already: this P has more than it can run at
   // once, so an idle P may take some (Go's goschedImpl calls wakep). A
-  // lone yielder just runs again.
-  bool others = !m->p->runq.empty();
+  // lone yielder just runs again. (The owner's snapshot of the ring; a
+  // goroutine alone in runnext runs next here anyway.)
+  bool others = m->p->runq.size() != 0;
   runqput(m->p, gp, /*next=*/false);
   if (others) wakep();
 }
 
-// Go's gopreempt_m (goschedImpl): gp, stopped at a safe point, goes to
-// the GRQ, behind everything queued there; this M schedules another.
 void Runtime::gopreempt_m(M*, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
   {
@@ -410,7 +404,10 @@ void Runtime::run_timers(P* pp, Clock::time_point now) {
 
 namespace {
 
-[[noreturn]] void not_in_a_goroutine(const M* m, const char* op) {
+// Out of line and cold: its strings would give every runtime call a stack
+// frame (a canary and four saved registers, measured).
+[[noreturn, gnu::noinline, gnu::cold]] void not_in_a_goroutine(const M* m,
+                                                              const char* op) {
   if (m != nullptr && m->curg != nullptr) {  // a goroutine, but without a P
     throw UsageError(std::string(op) +
                      " called inside a blocking system call "
@@ -424,19 +421,26 @@ namespace {
                    "goroutine started with go())");
 }
 
+// current_m's slow path, out of line and cold so that the check it follows
+// costs the fast path two instructions: the request is honoured, and the
+// goroutine's M afterwards returned (it may be another).
+[[gnu::noinline, gnu::cold]] M* preempt_at_runtime_call(M* m) {
+  m->rt->preempt_now(m);
+  return getm();
+}
+
 // The calling goroutine's M (one opaque TLS read), or gmp::UsageError. A
 // goroutine in a blocking call (stage 4) has an M but no P: the runtime
 // cannot serve it there. Every call into the runtime comes through here,
 // which makes it the goroutine's safe point: a preempt request on its P
 // (a stop of the world waits) is honoured first.
-M* current_m(const char* op) {
+[[gnu::always_inline]] inline M* current_m(const char* op) {
   M* m = getm();
   if (m == nullptr || m->curg == nullptr || m->p == nullptr) [[unlikely]] {
     not_in_a_goroutine(m, op);
   }
   if (m->p->preempt.load(std::memory_order_relaxed)) [[unlikely]] {
-    m->rt->preempt_now(m);
-    m = getm();  // it may run on another M now
+    m = preempt_at_runtime_call(m);
   }
   return m;
 }
@@ -446,8 +450,6 @@ M* current_m(const char* op) {
 Sched::G Sched::current_g(const char* op) { return current_m(op)->curg; }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
-
-const void* Sched::runtime_of(G g) noexcept { return g->runtime; }
 
 bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
                  WaitReason why) {

@@ -60,9 +60,6 @@ M* Runtime::stop_the_world(bool exiting) {
   return m;
 }
 
-// Go's preemptall: the goroutines running now stop at their next call
-// into the runtime (current_m), so that their Ms reach a scheduling point
-// and give their Ps up to the stop. sched_ held.
 void Runtime::preemptall() {
   for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
     P* pp = allp_[static_cast<std::size_t>(i)].get();
