@@ -326,7 +326,6 @@ void Runtime::goexit0(M* m, G* gp) {
   std::lock_guard lk(sched_);
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
   ++(m->exit_finished ? stats_.goroutines_finished : stats_.goroutines_exited);
-  destroy_fiber(gp);
   gfput(gp);
   if (--live_ == 0 && main_done_) all_dead_.wakeup();  // once per run
 }

@@ -24,7 +24,10 @@ Runtime::Runtime(Config config)
 Runtime::~Runtime() {
   std::lock_guard lk(sched_);
   if (running_) fatal("stage2::Runtime destroyed while its run() is running");
-  for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
+  for (auto& g : allgs_) {  // all dead by now
+    destroy_fiber(g.get());
+    stacks_.free(g->stack);
+  }
 }
 
 std::string Runtime::dump_goroutines(const G* first) const {
@@ -176,7 +179,6 @@ void Runtime::exit_after_main() {
       t->go_stop(gp->goid, trace::StopReason::kNeverStarted, WaitReason::kNone);
     }
     casgstatus(gp, GStatus::kRunnable, GStatus::kDead);
-    destroy_fiber(gp);
     gfput(gp);
     --live_;
   }

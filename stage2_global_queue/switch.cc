@@ -14,6 +14,9 @@
 #if defined(__SANITIZE_THREAD__)
 #define GMP_TSAN 1
 #include <sanitizer/tsan_interface.h>
+
+#include <mutex>
+#include <vector>
 #endif
 
 namespace gmp::stage2 {
@@ -27,6 +30,26 @@ struct EhGlobals {
   void* caught_exceptions;
   unsigned int uncaught_exceptions;
 };
+
+#if GMP_TSAN
+// ThreadSanitizer fibers of freed Gs, for the Gs of any later runtime in
+// the process: tsan zeroes about a megabyte for each new fiber, which made
+// a first spawn cost milliseconds. Grows to the most Gs that existed at once.
+std::mutex fiber_pool_mu;
+std::vector<void*> fiber_pool;  // guarded by fiber_pool_mu
+
+void* get_fiber() {
+  {
+    std::lock_guard lk(fiber_pool_mu);
+    if (!fiber_pool.empty()) {
+      void* f = fiber_pool.back();
+      fiber_pool.pop_back();
+      return f;
+    }
+  }
+  return __tsan_create_fiber(0);
+}
+#endif
 
 // Leaving a goroutine for g0: keep its exception state, and give the thread
 // g0's (always empty: the scheduler handles no exception across a switch).
@@ -69,13 +92,15 @@ void create_fiber([[maybe_unused]] G* gp) noexcept {
   __asan_unpoison_memory_region(gp->stack.lo, gp->stack.size);
 #endif
 #if GMP_TSAN
-  gp->tsan_fiber = __tsan_create_fiber(0);
+  if (gp->tsan_fiber == nullptr) gp->tsan_fiber = get_fiber();
 #endif
 }
 
 void destroy_fiber([[maybe_unused]] G* gp) noexcept {
 #if GMP_TSAN
-  if (gp->tsan_fiber != nullptr) __tsan_destroy_fiber(gp->tsan_fiber);
+  if (gp->tsan_fiber == nullptr) return;
+  std::lock_guard lk(fiber_pool_mu);
+  fiber_pool.push_back(gp->tsan_fiber);  // for a later G (get_fiber)
   gp->tsan_fiber = nullptr;
 #endif
 }

@@ -11,6 +11,7 @@
 #include "common/check.h"
 #include "common/errors.h"
 #include "common/exit.h"
+#include "stage2_global_queue/switch.h"
 #include "stage2_global_queue/tls.h"
 
 namespace gmp::stage3 {
@@ -32,7 +33,10 @@ Runtime::~Runtime() {
   fatal_if_running("stage3::Runtime");
   std::lock_guard lk(sched_);
   std::lock_guard gl(allglock_);
-  for (auto& g : allgs_) stacks_.free(g->stack);  // all dead by now
+  for (auto& g : allgs_) {  // all dead by now
+    stage2::destroy_fiber(g.get());
+    stacks_.free(g->stack);
+  }
 }
 
 void Runtime::fatal_if_running(const char* name) const {

@@ -377,7 +377,6 @@ void Runtime::preempt_now(M* m) {
 // Go's goexit0: gp is dead; it and its stack go to this P's free cache.
 void Runtime::goexit0(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
-  stage2::destroy_fiber(gp);
   gfput(m->p, gp);
   if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
       exiting_.load(std::memory_order_acquire)) {
