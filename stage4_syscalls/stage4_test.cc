@@ -37,7 +37,9 @@ using std::chrono::milliseconds;
 
 // The notes' hand-off picture: with one P, goroutines blocked in system
 // calls do not stop the others. A counter goroutine keeps counting while
-// four goroutines sleep in the kernel, and they all overlap.
+// four goroutines sleep in the kernel, and they all overlap: each stays in
+// its call until all four are in theirs, which happens only if each
+// hand-off let the next goroutine run (it gives up after 10 s).
 TEST(Stage4Test, BlockingCallsHandTheirPOff) {
   Runtime rt(procs(1));
   std::atomic<int> in_call{0}, max_in_call{0};
@@ -53,7 +55,10 @@ TEST(Stage4Test, BlockingCallsHandTheirPOff) {
           int prev = max_in_call.load();
           while (now > prev && !max_in_call.compare_exchange_weak(prev, now)) {
           }
-          ::usleep(50'000);
+          auto give_up = Clock::now() + std::chrono::seconds(10);
+          while (max_in_call.load() < 4 && Clock::now() < give_up) {
+            ::usleep(1'000);
+          }
           in_call.fetch_sub(1);
         });
         wg.done();

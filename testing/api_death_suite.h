@@ -395,12 +395,16 @@ TYPED_TEST_P(ApiDeathTest, MainReturningWhileAGoroutineNeverCallsTheRuntimeEndsT
   auto program = [&out] {
     if (std::freopen(out.c_str(), "w", stdout) == nullptr) std::abort();
     run_with<TypeParam>(procs_for<TypeParam>(2, 1), [] {
-      auto* spin = new std::atomic<bool>{true};  // outlives the program
-      TypeParam::go([spin] {
+      auto* spin = new std::atomic<bool>{true};  // outlive the program
+      auto* started = new std::atomic<bool>{false};
+      TypeParam::go([spin, started] {
+        started->store(true);
         while (spin->load(std::memory_order_relaxed)) {
         }
       });
-      TypeParam::sleep_for(std::chrono::milliseconds(5));
+      while (!started->load()) {  // running, not merely queued
+        TypeParam::sleep_for(std::chrono::milliseconds(1));
+      }
       std::printf("main returns\n");  // buffered: the exit must flush it
     });
     std::printf("run returned\n");
