@@ -66,8 +66,9 @@ struct Sudog {
   /// read by the waiter after it (the wakeup orders the two).
   bool success = false;
 
-  /// Intrusive links of the WaitQ that holds the sudog. Protected by the
-  /// lock of the object that owns that queue.
+  /// Intrusive links of the WaitQ that holds the sudog: under the lock of
+  /// the object that owns that queue while queued; after dequeue_all,
+  /// `next` chains the claimed sudogs and belongs to their claimer.
   Sudog* prev = nullptr;  ///< the one before it in its queue
   Sudog* next = nullptr;  ///< the one after it in its queue
   /// The queue the sudog waits in and the lock of its object (both null for
@@ -77,7 +78,8 @@ struct Sudog {
   RuntimeLock* lock = nullptr;  ///< that object's lock (set with queue)
 
   /// kWaiting until one party claims the wakeup. Atomic: written by at most
-  /// one winning CAS from any thread, read by the waiter after it is woken.
+  /// one winning CAS (relaxed) from any thread; read by the waiter after it
+  /// is woken, and under the object's lock by scans of its queue.
   std::atomic<State> state{kWaiting};
 
   /// Claims the wakeup for a waker or a timer. True for exactly one caller.
@@ -86,8 +88,10 @@ struct Sudog {
   bool try_cancel() noexcept { return try_move_to(kCancelled); }
   /// Whether the wait succeeded. Only the waiter, after it was woken.
   bool claimed() const noexcept {
-    // relaxed: the wakeup that ended the wait (a Note, whose mutex orders
-    // it) happened after the winning CAS, so the final value is visible.
+    // relaxed: the wakeup that ended the wait happened after the winning
+    // CAS and synchronizes with us (a Note's mutex, or a scheduler's
+    // release of the goroutine's status and its run queue), so the final
+    // value is visible.
     return state.load(std::memory_order_relaxed) == kClaimed;
   }
 

@@ -1,5 +1,6 @@
 /// \file
-/// Stage 1: goroutines as tasks on a fixed pool of OS threads (1:1).
+/// Stage 1: goroutines as tasks on a fixed pool of OS threads, each holding
+/// a worker from its start to its end.
 ///
 /// ```unparsed
 /// The thread pool

@@ -23,16 +23,17 @@ struct M;
 /// Go's goroutine states (_Gidle ... _Gdead), and which container holds a
 /// goroutine in each:
 ///
-///   kIdle      just allocated, not yet initialised        (newproc only)
+///   kIdle      just allocated, not yet initialised        (malg only)
 ///   kRunnable  ready to run                               the GRQ
 ///   kRunning   running on an M                            m->curg
-///   kSyscall   in a blocking system call, on its M but     its M (stage 4)
-///              without a P
+///   kSyscall   in a blocking system call, on its M but     its M
+///              without a P (Go's; this stage has no blocking calls)
 ///   kWaiting   parked on an object or a timer             a WaitQ / timers
-///   kDead      finished; kept with its stack for reuse    the free list
+///   kDead      finished, or new; kept with its stack      the free list
 ///
-/// Every change goes through the runtime's casgstatus(), which checks the
-/// old state and fails loudly if it is not the expected one.
+/// malg makes a G dead at once, before anyone else can see it; every later
+/// change goes through the runtime's casgstatus(), which checks the old
+/// state and fails loudly if it is not the expected one.
 enum class GStatus : std::uint8_t {
   kIdle,
   kRunnable,
@@ -59,8 +60,8 @@ std::string_view to_string(GStatus s) noexcept;
 /// scheduling state. Lives in Runtime::allgs_ from creation to the
 /// runtime's destruction; reused (with its stack) after it dies.
 struct G {
-  // Owned by the goroutine's life; written by newproc before the G is
-  // published on the GRQ, read by whoever runs it.
+  // Written by newproc before the G is published on a run queue (ctx also
+  // by each switch away from it); read by whoever runs it.
   Stack stack;               ///< [lo, lo + size), guard below lo
   Context ctx;               ///< registers while not running (the switch)
   std::function<void()> fn;  ///< what it runs; destroyed by the G itself
@@ -69,8 +70,10 @@ struct G {
   /// read it while a dead G may be reused for a new goroutine.
   std::atomic<std::uint64_t> goid{0};
 
-  /// Go's atomicstatus: changed only by the runtime's casgstatus (stage 2:
-  /// under its sched lock; stage 3 on: by compare-and-swap, without one);
+  /// Go's atomicstatus: set kDead by malg before anyone can see the G, then
+  /// changed only by the runtime's casgstatus (here: a compare-and-swap
+  /// under the sched lock; a scheduler with per-P queues may use a checked
+  /// load and a release store by the goroutine's one owner of the moment);
   /// read by anyone with readgstatus().
   std::atomic<GStatus> atomicstatus{GStatus::kIdle};
 
@@ -80,7 +83,9 @@ struct G {
     return atomicstatus.load(std::memory_order_acquire);
   }
 
-  // Written by the goroutine's own M before it publishes a new status.
+  // Written by the goroutine's owner of the moment (its creator, the M
+  // running it, the waker that claimed its sudog), under the sched lock
+  // here; park_m sets `waiting` before it publishes kWaiting.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped
   Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
   /// When it parked (coarse_now(), as steady_clock ticks); relaxed: read
@@ -96,7 +101,9 @@ struct G {
   /// Immutable: a G never moves to another runtime.
   const void* runtime = nullptr;
 
-  // Protected by the lock of the list that holds the G.
+  // Belongs to the list that holds the G: under the sched lock for the
+  // GRQ and the global free list, the owner M's alone for a free list
+  // that belongs to one M's processor.
   G* schedlink = nullptr;  ///< next G in a run queue or a free list
 
   /// The C++ runtime's exception-handling state of this goroutine while it

@@ -22,20 +22,22 @@
 namespace gmp::stage2 {
 
 /// What a goroutine asks its M's g0 to do once it has switched to it (Go
-/// passes a function to mcall: park_m, gosched_m, goexit0, and from stage
-/// 4 on exitsyscall0: back from a blocking call, the goroutine found no P;
-/// from stage 5 on gopreempt_m: the goroutine was preempted).
+/// passes a function to mcall: park_m, gosched_m, goexit0). A scheduler
+/// built on this machinery may have requests of its own (Go's have
+/// gopreempt_m and exitsyscall0): it numbers them from kFirstOwn up, and
+/// its M's loop handles them; this stage's loop knows only these.
 enum class MCall : unsigned char {
   kNone,
   kPark,
   kGosched,
   kGoexit,
-  kExitsyscall,
-  kPreempt,
+  kFirstOwn,  ///< the first value a later scheduler may give a meaning
 };
 
 /// The core of an M (an OS thread that runs goroutines): its g0 and the
-/// goroutine it runs. Every field belongs to the M's own thread.
+/// goroutine it runs. Every field belongs to the M's own thread, but
+/// stack_size_field (set before the thread starts) and tid (read by others,
+/// relaxed).
 struct MCore {
   Context g0;         ///< g0's registers while a goroutine runs
   G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
@@ -64,9 +66,9 @@ struct MCore {
   /// The overflow report's hint: "stage2::Config.stack_size", or the field
   /// of the stage whose M this is. Immutable.
   const char* stack_size_field = "stage2::Config.stack_size";
-  /// The kernel's id of the M's thread, for signals sent to it (stage 5's
-  /// preemption). Set by the M when it starts; relaxed: 0 (not started
-  /// yet) only means no signal.
+  /// The kernel's id of the M's thread (Go's m.procid), for a signal sent
+  /// to this one thread. Set by the M when it starts; relaxed: 0 (not
+  /// started yet) only means no signal.
   std::atomic<int> tid{0};
 
   /// This M's execution-trace buffer while a traced run is under way, or

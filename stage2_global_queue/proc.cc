@@ -43,12 +43,6 @@ void goroutine_entry(void* arg) noexcept {
   mcall_exit(m, gp);
 }
 
-// Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
-// m is the calling goroutine's M, or null for main (run() creates it from
-// a plain thread); `type` is fn's (gmp::function_type). Returns null if
-// main has already returned (the goroutine is dropped: `fn` is destroyed
-// by our caller, after the lock is released). One lock acquisition when a
-// dead G can be reused, which is the common case.
 G* Runtime::newproc(std::function<void()> fn, M* m,
                      const std::type_info* type) {
   const bool is_main = m == nullptr;
@@ -202,9 +196,7 @@ void Runtime::mstart(M* m) {
       case MCall::kPark: park_m(m, gp); break;
       case MCall::kGosched: gosched_m(m, gp); break;
       case MCall::kGoexit: goexit0(m, gp); break;
-      case MCall::kNone:
-      case MCall::kExitsyscall:  // stage 4's; stage 2 has no blocking calls
-      case MCall::kPreempt:      // stage 5's; stage 2 does not preempt
+      default:  // kNone, or a value this stage gives no meaning
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
   }

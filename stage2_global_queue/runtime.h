@@ -157,7 +157,12 @@ class Runtime {
   /// \endcond
 
   // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
-  // m: the caller's, or null; type: fn's (gmp::function_type)
+  // Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
+  // m is the calling goroutine's M, or null for main (run() creates it
+  // from a plain thread); `type` is fn's (gmp::function_type). Returns null
+  // if main has already returned (the goroutine is dropped: `fn` is
+  // destroyed by the caller, after the lock is released). One lock
+  // acquisition when a dead G can be reused, which is the common case.
   G* newproc(std::function<void()> fn, M* m, const std::type_info* type);
   G* malg();
   G* gfget();

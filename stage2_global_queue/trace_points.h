@@ -7,8 +7,8 @@
 /// Each is one test of a pointer when tracing is off: the M's `trace`
 /// buffer, or the runtime's buffer for run()'s own thread. The stop reason
 /// is the request the goroutine left its M when it switched to g0 (MCall),
-/// so one call after every switch back covers yield, park, exit, and the
-/// later stages' back-from-syscall and preempted.
+/// so one call after every switch back covers yield, park and exit; a
+/// scheduler with requests of its own names their reasons itself.
 /// ```
 #pragma once
 
@@ -39,24 +39,28 @@ inline void trace_go_create(trace::Buffer* t, const G* gp, std::int32_t p) {
                gp->fn_type.load(std::memory_order_relaxed), p);
 }
 
-/// Why a goroutine switched to g0, as the trace's stop reason.
+/// Why a goroutine switched to g0 with one of this stage's requests, as
+/// the trace's stop reason (kExit for kGoexit, and for any other).
 inline trace::StopReason stop_reason(MCall call) noexcept {
   switch (call) {
     case MCall::kPark: return trace::StopReason::kPark;
     case MCall::kGosched: return trace::StopReason::kYield;
-    case MCall::kExitsyscall: return trace::StopReason::kSyscall;
-    case MCall::kPreempt: return trace::StopReason::kPreempt;
-    case MCall::kGoexit:
-    case MCall::kNone: break;
+    default: return trace::StopReason::kExit;
   }
-  return trace::StopReason::kExit;
 }
 
-/// kGoStop: gp has just switched back to m's g0, asking for m->call.
+/// kGoStop into m's buffer (the caller tested it): gp has just switched
+/// back to m's g0, asking for m->call, which `why` names.
+inline void trace_go_stop(MCore* m, const G* gp, trace::StopReason why) {
+  m->trace->go_stop(gp->goid.load(std::memory_order_relaxed), why,
+                    m->call == MCall::kPark ? m->park_reason
+                                            : WaitReason::kNone);
+}
+
+/// kGoStop for this stage's requests, if m is tracing.
 inline void trace_go_stop(MCore* m, const G* gp) {
-  if (trace::Buffer* t = m->trace) [[unlikely]] {
-    t->go_stop(gp->goid.load(std::memory_order_relaxed), stop_reason(m->call),
-               m->call == MCall::kPark ? m->park_reason : WaitReason::kNone);
+  if (m->trace != nullptr) [[unlikely]] {
+    trace_go_stop(m, gp, stop_reason(m->call));
   }
 }
 

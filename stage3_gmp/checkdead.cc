@@ -12,7 +12,6 @@
 
 namespace gmp::stage3 {
 
-// Called with sched_ held whenever an M goes idle (mput).
 void Runtime::checkdead() {
   if (!running_ || main_done_ || gcwaiting_.load(std::memory_order_relaxed) ||
       stopping_.load(std::memory_order_relaxed) ||
@@ -20,8 +19,8 @@ void Runtime::checkdead() {
     return;
   }
   if (nmidle_ < mcount_) return;  // an M runs, spins, or is being made
-  if (!timers_.empty() || idle_duty_wanted()) return;  // sleepers (stage 4:
-                                                        // I/O waiters)
+  // Sleepers, or (a later stage's) I/O waiters: no deadlock.
+  if (!timers_.empty() || idle_duty_wanted()) return;
   // Every M is idle. A runnable goroutine now would be a lost wakeup.
   int procs = gomaxprocs_.load(std::memory_order_relaxed);
   for (int i = 0; i < procs; ++i) {

@@ -32,8 +32,8 @@
 
 namespace gmp::stage3 {
 
-/// A runtime of stage 3 or later (`Base`: stage3::Runtime,
-/// stage4::Runtime, stage5::Runtime) whose runs are watched for lost
+/// A runtime of stage 3 or of a later stage built on it (`Base`) whose
+/// runs are watched for lost
 /// wake-ups. Test code only: it reads the scheduler's protected state.
 template <class Base>
 class WatchedRuntime : public Base {

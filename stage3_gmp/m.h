@@ -16,6 +16,13 @@ namespace gmp::stage3 {
 
 class Runtime;
 
+/// Stage 3's own request to g0 (stage2::MCall): gopreempt_m, for a
+/// goroutine stopped at a safe point.
+inline constexpr stage2::MCall kPreemptCall = stage2::MCall::kFirstOwn;
+/// The first request value left to a scheduler built on this one.
+inline constexpr auto kFirstLaterCall = static_cast<stage2::MCall>(
+    static_cast<unsigned char>(kPreemptCall) + 1);
+
 /// One OS thread of a stage 3 runtime: the shared MCore (g0, the running
 /// goroutine, the request to g0), plus the P it holds and its spinning.
 struct M : stage2::MCore {

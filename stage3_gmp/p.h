@@ -14,16 +14,16 @@ namespace gmp::stage3 {
 
 struct M;
 
-/// Go's P states: _Pidle (on the idle list), _Prunning (held by an M),
-/// _Psyscall (stage 5: left by an M gone into a blocking call, which takes
-/// it back on return unless sysmon retook it), _Pgcstop (stopped by
-/// stop-the-world), and, for Ps removed by a GOMAXPROCS decrease, dead.
+/// Go's P states, with Go's numbers (schedtrace prints them): `_Pidle` (on
+/// the idle list), `_Prunning` (held by an M), `_Pgcstop` (stopped by
+/// stop-the-world), and, for Ps removed by a GOMAXPROCS decrease, `_Pdead`.
+/// Go's 2, `_Psyscall`, is not a stage 3 state: here an M that leaves its
+/// P gives it up. A scheduler built on this one may give 2 that meaning.
 enum class PStatus : std::uint8_t {
-  kIdle,
-  kRunning,
-  kSyscall,  ///< stage 5: its M is in a blocking call and may come back
-  kStopped,
-  kDead,
+  kIdle = 0,
+  kRunning = 1,
+  kStopped = 3,
+  kDead = 4,
 };
 
 /// Counters of one P, for benchmarks. Written only by the M holding the P
@@ -61,20 +61,23 @@ struct P {
 
   const int id;  ///< immutable: its index in allp
 
-  /// Changed under the sched lock (acquirep, releasep, the idle list,
-  /// stop-the-world); read by thieves and traces without it (relaxed: a
-  /// hint, as in Go). Stage 5 only: kSyscall is left without the lock by
-  /// the M entering a call (release), and taken back by whoever wins a
-  /// compare-exchange from it (acq_rel: the winner owns the P's queue).
+  /// kIdle, kStopped and kDead are stored under the sched lock (the idle
+  /// list, stop-the-world, procresize); kRunning by acquirep, often
+  /// without it, by the M the P was handed to (under the lock, or by
+  /// startm's wakeup). Read by thieves and traces without the lock
+  /// (relaxed: a hint, as in Go). A later stage's own state says its own
+  /// rules where it defines it.
   std::atomic<PStatus> status{PStatus::kIdle};
 
   /// The local run queue: its Owner handle belongs to the M holding the P,
   /// its Stealer handle to anyone.
   LocalRunQueue<256> runq;
 
-  // Owner M only (the M holding the P).
-  std::atomic<std::uint32_t> schedtick{0};  ///< non-inherited runs (traces,
-                                            ///< stage 5's sysmon)
+  // Written by the owner M only (the M holding the P), but `preempt`
+  // (see there); others read them relaxed.
+  /// Runs that started a time slice (not runnext's inherited ones): the
+  /// 61-tick rule reads it, traces and any watcher of long slices too.
+  std::atomic<std::uint32_t> schedtick{0};
   /// A request that the goroutine running here stop at its next safe
   /// point, a call into the runtime (Go's gp.preempt): set by a stop of the
   /// world for every running P (Go's preemptall), or by anyone else who
@@ -89,9 +92,11 @@ struct P {
   std::minstd_rand rng;            ///< steal order
   PCounters counters;              ///< this P's share of the stats
 
-  // Protected by the sched lock.
-  P* link = nullptr;           ///< next P on the idle list
-  std::atomic<int> m_id{-1};   ///< the M holding it (traces), or -1
+  P* link = nullptr;  ///< next P on the idle list; under the sched lock
+  /// The M holding it, or -1: written by acquirep and releasep, often
+  /// without the sched lock; read by traces and reports (relaxed: a hint,
+  /// a moment old).
+  std::atomic<int> m_id{-1};
 };
 
 }  // namespace gmp::stage3

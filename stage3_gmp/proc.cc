@@ -28,8 +28,6 @@ constexpr std::uint64_t kGoidBatch = 16;  // Go's _GoidCacheBatch
 
 // ---- Goroutines ------------------------------------------------------------
 
-// Go's newproc1. m is the caller's M, or null for main (made from run()'s
-// plain thread: it goes to the GRQ). Returns null if main has returned.
 G* Runtime::newproc(std::function<void()> fn, M* m,
                      const std::type_info* type) {
   if (exiting_.load(std::memory_order_acquire)) return nullptr;  // dropped
@@ -62,7 +60,6 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
   return gp;
 }
 
-// Go's malg: a new dead G with a new stack, in allgs_.
 G* Runtime::malg() {
   auto g = std::make_unique<G>();
   g->runtime = this;
@@ -79,8 +76,6 @@ G* Runtime::malg() {
   return gp;
 }
 
-// Goroutine ids in batches of 16 per P, so that newproc does not contend on
-// one counter (Go's goidcache).
 std::uint64_t Runtime::newgoid(P* pp) {
   if (pp == nullptr) return goidgen_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (pp->goidcache == pp->goidcacheend) {
@@ -91,7 +86,6 @@ std::uint64_t Runtime::newgoid(P* pp) {
   return pp->goidcache++;
 }
 
-// Go's gfget: a dead G from the P's cache, refilled from the global list.
 G* Runtime::gfget(P* pp) {
   if (pp->gfree == nullptr &&
       ngfree_.load(std::memory_order_relaxed) > 0) {  // a peek: rechecked
@@ -113,7 +107,6 @@ G* Runtime::gfget(P* pp) {
   return gp;
 }
 
-// Go's gfput: a dead G into the P's cache; a full cache spills half.
 void Runtime::gfput(P* pp, G* gp) {
   gp->schedlink = pp->gfree;
   pp->gfree = gp;
@@ -131,12 +124,6 @@ void Runtime::gfput(P* pp, G* gp) {
   }
 }
 
-// Go's casgstatus: the status changes from `from` to `to`, or the program
-// ends (a broken invariant). Every change has exactly one writer: the
-// goroutine's own M (running -> anything), the M that took it from a queue
-// (runnable -> running), or the one that claimed its sudog (waiting ->
-// runnable). So a checked load and store suffice, where Go needs a CAS
-// because its garbage collector also marks statuses while scanning.
 void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
   // relaxed: the writer that made it `from` handed gp to us through a
   // queue or a lock, which ordered that write before this read.
@@ -150,8 +137,6 @@ void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
 // ---- Run queues --------------------------------------------------------------
 
 //! [runqput]
-// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
-// half of itself and gp to the GRQ. Owner M of pp only.
 void Runtime::runqput(P* pp, G* gp, bool next) {
   Overflow overflow;
   std::uint32_t n = pp->runq.owner().put(gp, next, overflow);
@@ -163,11 +148,10 @@ void Runtime::runqput(P* pp, G* gp, bool next) {
 }
 //! [runqput]
 
-void Runtime::globrunqput(G* gp) {  // sched_ held
+void Runtime::globrunqput(G* gp) {
   globrunqputbatch(&gp, 1);
 }
 
-// Go's globrunqputbatch: n goroutines at the GRQ's tail. sched_ held.
 void Runtime::globrunqputbatch(G* const* gs, std::uint32_t n) {
   for (std::uint32_t i = 0; i < n; ++i) {
     G* gp = gs[i];
@@ -185,9 +169,6 @@ void Runtime::globrunqputbatch(G* const* gs, std::uint32_t n) {
 }
 
 //! [globrunqget]
-// Go's globrunqget (1.19): a batch from the GRQ's head, of
-// min(len/GOMAXPROCS + 1, len, max if nonzero, 128). The first is
-// returned, the rest go to pp's local queue. sched_ held; owner of pp.
 G* Runtime::globrunqget(P* pp, std::uint32_t max) {
   auto size = static_cast<std::uint32_t>(
       grq_size_.load(std::memory_order_relaxed));
@@ -219,16 +200,12 @@ G* Runtime::globrunqget(P* pp, std::uint32_t max) {
 }
 //! [globrunqget]
 
-// Go's ready: gp (waiting, claimed by the caller) runs next on pp, the
-// caller's P; an idle P is woken to take other work if needed.
 void Runtime::ready(G* gp, P* pp) {
   make_runnable(gp);
   runqput(pp, gp, /*next=*/true);
   wakep();
 }
 
-// The first half of ready: gp (waiting, claimed by the caller) becomes
-// runnable; the caller queues it.
 void Runtime::make_runnable(G* gp) {
   if (gp->waitreason.load(std::memory_order_relaxed) != WaitReason::kSleep) {
     nblocked_.fetch_sub(1, std::memory_order_relaxed);
@@ -241,10 +218,6 @@ void Runtime::make_runnable(G* gp) {
 // ---- Ms and Ps ------------------------------------------------------------------
 
 //! [wakep]
-// Go's wakep: if no M is spinning, wake (or make) an M to spin on an idle
-// P. The submitted work was queued before this check (see the essay in
-// runtime.h): seq_cst orders it against nmspinning, npidle and
-// needspinning.
 void Runtime::wakep() {
   // The StoreLoad of the submitting side: the goroutine just queued is
   // visible before we read nmspinning (pairs with stop_spinning's fence).
@@ -274,14 +247,12 @@ void Runtime::wakep() {
 }
 //! [wakep]
 
-// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With
-// no idle P, a spinning start undoes wakep's nmspinning increment.
-// Returns the M started, or null.
 M* Runtime::startm(P* pp, bool spinning) {
   std::unique_lock lk(sched_);
   if (stopping_.load(std::memory_order_relaxed)) {
-    // The run is over, but a thread outside the Ms (stage 5's sysmon,
-    // retaking a P) may still hand a P off: no M is made or woken now.
+    // The run is over, but a thread outside the Ms (a later stage's
+    // sysmon, retaking a P) may still hand a P off: no M is made or woken
+    // now.
     if (pp != nullptr) pidleput(pp);
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);
     return nullptr;
@@ -304,9 +275,6 @@ M* Runtime::startm(P* pp, bool spinning) {
   return m;
 }
 
-// Go's mReserveID and checkmcount: a new M is counted as running before it
-// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
-// GOMAXPROCS + 1 Ms; stage 4's blocking calls can make many). sched_ held.
 void Runtime::reserve_m() {
   ++mcount_;
   if (mcount_ > maxmcount_) {
@@ -316,12 +284,6 @@ void Runtime::reserve_m() {
   }
 }
 
-// Go's newm: a new M thread that starts holding pp. The thread count was
-// reserved by the caller. A thread that cannot be made is fatal, as in Go
-// ("newosproc: failed to create new OS thread"): the scheduler has work
-// and a P for it, and cannot unwind from here. The thread is made under
-// sched_ (its mstart waits for it), so that stop_ms, which stops M making
-// under the same lock, finds every M with its thread handle.
 M* Runtime::newm(P* pp, bool spinning) {
   std::lock_guard lk(sched_);
   allm_.push_back(std::make_unique<M>(this, static_cast<int>(allm_.size())));
@@ -343,10 +305,6 @@ M* Runtime::newm(P* pp, bool spinning) {
   return m;
 }
 
-// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
-// first idle M sleeps only until the earliest timer, then takes an idle
-// P to run the due timers on. Returns with m->p set, or with none when
-// the run stops.
 void Runtime::stopm(M* m) {
   GMP_CHECK(m->p == nullptr, "stopm: M holds a P");
   GMP_CHECK(!m->spinning.load(std::memory_order_relaxed), "stopm: spinning");
@@ -383,10 +341,11 @@ void Runtime::stopm(M* m) {
     lk.lock();
     if (timer_m_ == m) timer_m_ = nullptr;
     if (m->idle) mremove(m);  // timed out: nobody took us off the list
-    // A timer is due, or (stage 4) our poll readied goroutines onto the
-    // GRQ: run them ourselves, on an idle P. (The due timers run in
-    // findRunnable, on that P's queue.) Whether we timed out or were woken
-    // for another reason (an earlier timer; stage 4: a first I/O waiter).
+    // A timer is due, or (with a later stage's network poller) our poll
+    // readied goroutines onto the GRQ: run them ourselves, on an idle P.
+    // (The due timers run in findRunnable, on that P's queue.) Whether we
+    // timed out or were woken for another reason (an earlier timer; with a
+    // network poller, a first I/O waiter).
     if (m->nextp == nullptr &&
         (grq_size_.load(std::memory_order_relaxed) > 0 || timers_due())) {
       if (P* pp = pidleget()) m->nextp = pp;
@@ -407,10 +366,6 @@ bool Runtime::timers_due() const {
   return !timers_.empty() && timers_.earliest() <= Clock::now();
 }
 
-// If goroutines sleep and no idle M is on timer duty, wakes an idle M
-// (without a P) to take it: it will sleep until the earliest timer. Only
-// timers need this at once (stage 4's I/O duty is taken by the next M
-// that goes idle, as in Go). sched_ held.
 void Runtime::ensure_timer_m() {
   if (timer_m_ != nullptr || timers_.empty()) return;
   if (M* idle = mget()) {
@@ -421,7 +376,7 @@ void Runtime::ensure_timer_m() {
 
 // ---- Extension points (runtime.h): stage 3's versions -------------------------
 
-G* Runtime::poll_network(M*) { return nullptr; }  // no poller before stage 4
+G* Runtime::poll_network(M*) { return nullptr; }
 
 bool Runtime::idle_duty_wanted() const {
   return timer_deadline() != Clock::time_point::max();
@@ -441,7 +396,11 @@ void Runtime::other_mcall(M*, G*) {
   fatal("mstart: an mcall request stage 3 does not know");
 }
 
-// Go's mput: m onto the idle list. sched_ held.
+trace::StopReason Runtime::stop_reason(stage2::MCall call) const {
+  return call == kPreemptCall ? trace::StopReason::kPreempt
+                              : stage2::stop_reason(call);
+}
+
 void Runtime::mput(M* m) {
   m->idle = true;
   m->schedlink = midle_;
@@ -450,14 +409,13 @@ void Runtime::mput(M* m) {
   checkdead();
 }
 
-// Go's mget: an idle M off the list, or null. sched_ held.
 M* Runtime::mget() {
   M* m = midle_;
   if (m != nullptr) mremove(m);
   return m;
 }
 
-void Runtime::mremove(M* m) {  // sched_ held; m idle
+void Runtime::mremove(M* m) {
   M** link = &midle_;
   while (*link != m) link = &(*link)->schedlink;
   *link = m->schedlink;
@@ -466,7 +424,6 @@ void Runtime::mremove(M* m) {  // sched_ held; m idle
   --nmidle_;
 }
 
-// Go's pidleput: pp (its queue empty) onto the idle list. sched_ held.
 void Runtime::pidleput(P* pp) {
   GMP_CHECK(pp->runq.stealer().empty(), "pidleput: P has non-empty run queue");
   pp->status.store(PStatus::kIdle, std::memory_order_relaxed);
@@ -475,7 +432,6 @@ void Runtime::pidleput(P* pp) {
   npidle_.fetch_add(1, std::memory_order_seq_cst);
 }
 
-// Go's pidleget: an idle P off the list, or null. sched_ held.
 P* Runtime::pidleget() {
   P* pp = pidle_;
   if (pp == nullptr) return nullptr;
@@ -491,7 +447,6 @@ P* Runtime::pidleget_spinning() {
   return pp;
 }
 
-// Go's acquirep: m now holds pp.
 void Runtime::acquirep(M* m, P* pp) {
   GMP_CHECK(m->p == nullptr, "acquirep: M already holds a P");
   m->p = pp;
@@ -500,7 +455,6 @@ void Runtime::acquirep(M* m, P* pp) {
   pp->status.store(PStatus::kRunning, std::memory_order_relaxed);
 }
 
-// Go's releasep: m gives up its P, which it returns.
 P* Runtime::releasep(M* m) {
   P* pp = m->p;
   GMP_CHECK(pp != nullptr, "releasep: M holds no P");

@@ -129,12 +129,12 @@ class LocalRunQueue {
     /// Go's runqsteal: takes half of `victim`'s queue into this one and
     /// returns one of the stolen goroutines to run now (the rest are at our
     /// tail), or null. With `steal_runnext`, an otherwise empty victim's
-    /// runnext may be taken; if the victim is running, we first wait a few
-    /// microseconds, because it most likely just readied that goroutine
-    /// and is about to run it itself (Go's usleep(3)).
-    G* steal(Stealer victim, bool steal_runnext, bool victim_running) {
+    /// runnext may be taken, after a wait of a few microseconds: the
+    /// victim (thieves only rob running Ps) most likely just readied that
+    /// goroutine and is about to run it itself (Go's usleep(3)).
+    G* steal(Stealer victim, bool steal_runnext) {
       std::uint32_t t = q_.tail_.load(std::memory_order_relaxed);  // ours
-      std::uint32_t n = victim.grab(q_, t, steal_runnext, victim_running);
+      std::uint32_t n = victim.grab(q_, t, steal_runnext);
       if (n == 0) return nullptr;
       --n;
       G* gp = q_.slots_[(t + n) % Cap].load(std::memory_order_relaxed);
@@ -188,7 +188,7 @@ class LocalRunQueue {
     // Go's runqgrab: copies half of this queue (rounded up) into `into`'s
     // ring from position `into_tail`, and claims it; returns how many.
     std::uint32_t grab(LocalRunQueue& into, std::uint32_t into_tail,
-                       bool steal_runnext, bool victim_running) {
+                       bool steal_runnext) {
       for (;;) {
         // acquire: synchronizes with other consumers.
         std::uint32_t h = q_.head_.load(std::memory_order_acquire);
@@ -200,9 +200,7 @@ class LocalRunQueue {
           if (!steal_runnext) return 0;
           G* next = q_.runnext_.load(std::memory_order_relaxed);
           if (next == nullptr) return 0;
-          if (victim_running) {
-            std::this_thread::sleep_for(std::chrono::microseconds(3));
-          }
+          std::this_thread::sleep_for(std::chrono::microseconds(3));
           // acquire: pairs with the owner's release that put it there.
           if (!q_.runnext_.compare_exchange_strong(
                   next, nullptr, std::memory_order_acquire,
@@ -256,8 +254,8 @@ class LocalRunQueue {
   Stealer stealer() noexcept { return Stealer(*this); }
 
  private:
-  /// Next position to take. Moved forward by CAS, by the owner (get) and by
-  /// thieves (grab); read by everyone.
+  /// Next position to take. Moved forward by CAS, by the owner (get,
+  /// put_slow) and by thieves (grab); read by everyone.
   std::atomic<std::uint32_t> head_{0};
   /// Next position to fill. Written only by the owner (store-release);
   /// read by thieves (load-acquire).

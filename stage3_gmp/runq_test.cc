@@ -96,7 +96,7 @@ class RunqModel {
       get(thief);
       if (::testing::Test::HasFatalFailure()) return;
     }
-    G* gp = q_[thief].owner().steal(q_[victim].stealer(), runnext, false);
+    G* gp = q_[thief].owner().steal(q_[victim].stealer(), runnext);
     Model& t = model_[thief];
     Model& v = model_[victim];
     std::size_t n = v.ring.size() - v.ring.size() / 2;  // half, rounded up
@@ -192,8 +192,7 @@ void concurrent_stealing(unsigned seed) {
       LocalRunQueue<Cap> mine;
       std::mt19937 rng(seed * 31 + t);
       while (!done.load() || !victim.stealer().empty()) {
-        if (G* gp = mine.owner().steal(victim.stealer(), rng() % 2 == 0,
-                                       false)) {
+        if (G* gp = mine.owner().steal(victim.stealer(), rng() % 2 == 0)) {
           take(gp);
           while (G* more = mine.owner().get().first) take(more);
         }

@@ -122,19 +122,19 @@ void Runtime::run(std::function<void()> main) {
     reset_run_state();
   }
   stage2::SigquitDump sigquit(stage_name(), [this] { return dump_goroutines(); });
-  // Stage 5 opens the trace itself, around its sysmon thread.
-  trace_owned_ = !trace_.open();
-  if (trace_owned_) trace_.start(*config_.trace);
+  trace_.start(*config_.trace);
   try {
+    start_watchers();
     const std::type_info* type = function_type(main);
     newproc(std::move(main), /*m=*/nullptr, type);  // goroutine 1, on the GRQ
-  } catch (...) {  // no stack for main: nothing ran
+  } catch (...) {  // no watcher thread, or no stack for main: nothing ran
+    stop_watchers();
     end_run();
     throw;
   }
   if (debug_.schedtrace_ms > 0) {
-    tracer_stop_.clear();
-    tracer_ = std::thread(&Runtime::trace_loop, this);
+    schedtrace_stop_.clear();
+    schedtrace_thread_ = std::thread(&Runtime::schedtrace_loop, this);
   }
   startm(nullptr, /*spinning=*/false);  // the first M takes main
   main_returned_.sleep();  // goroutine 1 is telling the others to end
@@ -143,14 +143,12 @@ void Runtime::run(std::function<void()> main) {
   // the program ends, as Go's does (common/exit.h).
   if (!all_dead_.tsleep(kExitGrace)) exit_program();
   stop_ms();
+  stop_watchers();
   end_run();
 }
 
-// The last step of a run, on run()'s thread, once every M is joined. The
-// trace is written before running_ is cleared: a run() that another thread
-// starts as soon as it is clear must not find this run's session open.
 void Runtime::end_run() noexcept {
-  if (trace_owned_) trace_.finish(trace_info());
+  trace_.finish(trace_info());
   std::lock_guard lk(sched_);
   running_ = false;
 }
@@ -159,7 +157,6 @@ trace::RunInfo Runtime::trace_info() const {
   return {.stage = stage_name(), .procs = *config_.procs};
 }
 
-// Every goroutine is dead: the Ms leave their loops and are joined.
 void Runtime::stop_ms() noexcept {
   {
     std::lock_guard lk(sched_);
@@ -171,9 +168,9 @@ void Runtime::stop_ms() noexcept {
   for (auto& m : allm_) {
     if (m->thread.joinable()) m->thread.join();
   }
-  if (tracer_.joinable()) {
-    tracer_stop_.wakeup();
-    tracer_.join();
+  if (schedtrace_thread_.joinable()) {
+    schedtrace_stop_.wakeup();
+    schedtrace_thread_.join();
   }
   std::lock_guard lk(sched_);
   for (auto& m : allm_) {  // keep the Ms' counters past their end
@@ -185,10 +182,6 @@ void Runtime::stop_ms() noexcept {
   GMP_CHECK(nmspinning_.load() == 0, "a spinning M outlived its run");
 }
 
-// Protocol 4 of stage 2, with the world stopped (runtime.h): on goroutine
-// 1 right after main returned. New goroutines are dropped from now on, and
-// queued ones are dropped when their first turn comes (goroutine_entry);
-// parked ones are cancelled, unlinked, and readied to unwind.
 void Runtime::exit_after_main() {
   M* m = stop_the_world(/*exiting=*/true);
   std::vector<Sudog<G*>*> cancelled;
@@ -214,10 +207,9 @@ void Runtime::exit_after_main() {
   start_the_world(m, 0);
 }
 
-// The schedtrace thread: Go prints from sysmon; stage 3 has no sysmon yet.
-void Runtime::trace_loop() {
+void Runtime::schedtrace_loop() {
   auto period = std::chrono::milliseconds(debug_.schedtrace_ms);
-  while (!tracer_stop_.tsleep(period)) {
+  while (!schedtrace_stop_.tsleep(period)) {
     std::string text = schedtrace(debug_.scheddetail);
     std::fputs(text.c_str(), stderr);
   }

@@ -21,13 +21,22 @@
 ///     Gosched; Go's own Gosched uses the GRQ, Go's goyield the local queue);
 ///   - the runnext goroutine inherits the current time slice.
 ///
-/// Where an M looks for work (findRunnable, the notes' order):
+/// Where an M looks for work (findRunnable, in note 000's order, which is
+/// Go's; the notes disagree here: note 002 has no fairness step, note 003
+/// looks at the GRQ only on the 61st tick, note 004 steals before the
+/// network poller and looks at the GRQ last again):
 ///   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
-///      without it, two goroutines readying each other through runnext
-///      could keep the GRQ waiting forever);
+///      without it, goroutines that keep the local queue busy, yielding,
+///      would keep the GRQ waiting forever). It does not help against two
+///      goroutines readying each other through runnext: they share one
+///      time slice, the schedtick stays still, and they starve the GRQ and
+///      their own P's queue alike (stage3_test.cc,
+///      ARunnextChainStarvesTheLocalQueueAndTheGrq). In Go, sysmon's
+///      preemption of the long slice ends such a chain; so it does in the
+///      course's last stage;
 ///   2. the local queue, runnext first;
 ///   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
-///   4. (stage 4: the network poller);
+///   4. (a later stage's network poller; none here);
 ///   5. steal half of another P's queue: 4 rounds over all Ps in a random
 ///      order, runnext taken only in the last round;
 ///   6. nothing: give the P back and park the M.
@@ -180,12 +189,12 @@ class Runtime {
   std::string dump_goroutines(const G* first = nullptr) const;
 
  protected:
-  // Protected, not private: stage 4 (stage4_syscalls/runtime.h) is this
-  // scheduler plus a network poller and blocking calls, and builds on it.
+  // Protected, not private: a later stage is this scheduler plus a network
+  // poller and blocking calls, and builds on it.
   using Clock = std::chrono::steady_clock;  ///< the scheduler's clock
 
-  // ---- Extension points: where stage 4 adds its ideas. Stage 3's own
-  // versions are its whole behaviour.
+  // ---- Extension points: where a later stage adds its ideas. Stage 3's
+  // own versions are its whole behaviour.
   /// findRunnable's step 4: a goroutine the network poller made runnable,
   /// or null (stage 3 has no poller). m holds a P.
   virtual G* poll_network(M* m);
@@ -199,17 +208,37 @@ class Runtime {
   virtual void idle_wait(M* m, Clock::time_point until);
   /// Wakes an idle M that was taken off the idle list. sched_ held.
   virtual void wake_m(M* m);
-  /// g0's part of an mcall request that stage 3 does not know (stage 4's
-  /// exitsyscall0). Stage 3: fatal.
+  /// g0's part of an mcall request that stage 3 does not know (numbered
+  /// from kFirstLaterCall: a later stage's own, such as Go's exitsyscall0).
+  /// Stage 3: fatal.
   virtual void other_mcall(M* m, G* gp);
+  /// The trace's stop reason for m's request `call` (stage 2's, or
+  /// stage 3's preemption); a stage that adds requests names theirs.
+  virtual trace::StopReason stop_reason(stage2::MCall call) const;
   /// The stage's name in trace files ("stage3").
   virtual const char* stage_name() const { return "stage3"; }
   /// The destructors' first step: a fatal error ("<name> destroyed while
   /// its run() is running") if a run() is under way on another thread.
   /// Each stage's destructor calls it before its own members go (a later
-  /// stage's members, such as stage 5's sysmon thread, go first). Any
-  /// thread.
+  /// stage's members, such as its sysmon thread, go first). Any thread.
   void fatal_if_running(const char* name) const;
+  /// Threads that watch the scheduler from outside for the whole of a run,
+  /// holding no P (Go's sysmon is one; stage 3 has none): started by run()
+  /// once the run is its own and the execution trace is open, before main
+  /// is made, so that nothing runs unwatched. Stage 3: none. run()'s
+  /// thread.
+  virtual void start_watchers() {}
+  /// The other half of start_watchers: stops and joins them, once every M
+  /// is joined and before the trace is written (a watcher's events belong
+  /// in it). Also when start_watchers threw or main could not be made:
+  /// then it stops only what was started. run()'s thread.
+  virtual void stop_watchers() noexcept {}
+  /// Step 3 of stop_the_world, after the idle Ps and the request to the
+  /// running ones: takes, as they are, the Ps that no M will bring to a
+  /// scheduling point (a later stage may let an M leave its P for a while
+  /// without giving it up: Go's `_Psyscall`), each with stopped_for_world.
+  /// sched_ held, gcwaiting_ raised (seq_cst). Stage 3: there are none.
+  virtual void stop_unattended_ps() {}
   /// A later stage's own state, reset at a run's start: called by run()
   /// under sched_ once this run is known to be the only one (a run() that
   /// finds one under way throws before it, touching nothing). Stage 3: none.
@@ -256,18 +285,23 @@ class Runtime {
   void make_runnable(G* gp);
   /// Go's casgstatus: the status changes from `from` to `to`, or the program
   /// ends (a broken invariant). Every change has exactly one writer: the
-  /// goroutine's own M (running -> anything), the M that took it from a queue
-  /// (runnable -> running), or the one that claimed its sudog (waiting ->
-  /// runnable). So a checked load and store suffice, where Go needs a CAS
-  /// because its garbage collector also marks statuses while scanning.
+  /// goroutine's creator (dead -> runnable, in newproc: a goroutine's M, or
+  /// run()'s plain thread for main), its own M (running -> anything), the M
+  /// that took it from a queue (runnable -> running), or the one that claimed
+  /// its sudog (waiting -> runnable). So a checked load and store suffice,
+  /// where Go needs a CAS because its garbage collector also marks statuses
+  /// while scanning.
   void casgstatus(G* gp, GStatus from, GStatus to);
   /// Goroutine ids in batches of 16 per P, so that newproc does not contend on
   /// one counter (Go's goidcache).
   std::uint64_t newgoid(P* pp);
   // proc.cc: Ms and Ps.
-  /// Go's wakep: if there is an idle P and no M is spinning, wake (or make) an
-  /// M to spin. The submitted work was queued before this check (see the essay
-  /// in runtime.h): seq_cst orders it against nmspinning.
+  /// Go's wakep: if no M is spinning, wakes (or makes) an M to spin on an idle
+  /// P. With no idle P it raises needspinning_ (unless it is raised already)
+  /// and reads npidle_ again: a P that went idle meanwhile gets the M; else
+  /// the next M about to give its P up spins instead (the essay's third
+  /// rule). The submitted work was queued before this check (the essay):
+  /// seq_cst orders it against nmspinning_, npidle_ and needspinning_.
   void wakep();
   /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
   /// idle P, a spinning start undoes wakep's nmspinning increment. Returns
@@ -275,7 +309,8 @@ class Runtime {
   M* startm(P* pp, bool spinning);
   /// Go's mReserveID and checkmcount: a new M is counted as running before it
   /// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
-  /// GOMAXPROCS + 1 Ms; stage 4's blocking calls can make many). sched_ held.
+  /// GOMAXPROCS + 1 Ms; a later stage's blocking calls can make many).
+  /// sched_ held.
   void reserve_m();
   /// Go's newm: a new M thread that starts holding pp. The thread count was
   /// reserved by the caller. A thread that cannot be made is fatal, as in Go
@@ -300,8 +335,8 @@ class Runtime {
   bool timers_due() const;
   /// If goroutines sleep and no idle M is on timer duty, wakes an idle M
   /// (without a P) to take it: it will sleep until the earliest timer. Only
-  /// timers need this at once (stage 4's I/O duty is taken by the next M that
-  /// goes idle, as in Go). sched_ held.
+  /// timers need this at once (a later stage's I/O duty is taken by the next
+  /// M that goes idle, as in Go). sched_ held.
   void ensure_timer_m();
   /// Go's mput: m onto the idle list. sched_ held.
   void mput(M* m);
@@ -326,7 +361,7 @@ class Runtime {
   /// Go's mstart and schedule: the loop an M's thread runs, from its start
   /// until the run stops.
   void mstart(M* m);
-  /// Go's findRunnable, in the notes' order (see runtime.h). m holds a P on
+  /// Go's findRunnable, in note 000's order (see runtime.h). m holds a P on
   /// entry and on return; returns {null, false} only when the run is over.
   std::pair<G*, bool> find_runnable(M* m);
   /// Go's stealWork: 4 rounds over every other P in a random order, taking half
@@ -341,7 +376,8 @@ class Runtime {
   /// m starts spinning: counted in nmspinning (seq_cst: see wakep), and
   /// needspinning_ is served.
   void become_spinning(M* m);
-  /// m spins from now on: its spin time (and trace slice) starts.
+  /// m spins from now on (it made itself spin, or startm made it): its spin
+  /// time (and trace slice) starts.
   void start_spin_clock(M* m);
   /// m stops spinning; the decrement is ordered before m's re-reads of
   /// the queues (a StoreLoad fence, paired with wakep's).
@@ -386,6 +422,9 @@ class Runtime {
   /// 100 us while it waits, as Go does: a goroutine whose time slice began
   /// just as the stop did missed the first request. sched_ held.
   void preemptall();
+  /// One more P is stopped for the stop of the world under way: the last
+  /// wakes the stopper. sched_ held, the P's status already kStopped.
+  void stopped_for_world();
   /// Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
   /// world starts again and hands it a P.
   void gcstopm(M* m);
@@ -406,11 +445,15 @@ class Runtime {
   void exit_after_main();
   /// Every goroutine is dead: the Ms leave their loops and are joined.
   void stop_ms() noexcept;
-  /// The run's last step, after stop_ms: writes the trace (if this run()
-  /// opened it), then clears running_.
+  /// The run's last step, on run()'s thread once no M is left (after
+  /// stop_ms, or when main's goroutine could not be made): writes the trace,
+  /// then clears running_. In that order: a run()
+  /// that another thread starts as soon as running_ is clear must not find
+  /// this run's session open.
   void end_run() noexcept;
-  /// The schedtrace thread: Go prints from sysmon; stage 3 has no sysmon yet.
-  void trace_loop();
+  /// The schedtrace thread's loop (GMP_DEBUG=schedtrace=X): Go prints
+  /// from sysmon; stage 3 has a thread of its own for it.
+  void schedtrace_loop();
   // checkdead.cc
   /// Called with sched_ held whenever an M goes idle (mput).
   void checkdead();
@@ -442,7 +485,9 @@ class Runtime {
 
   // ---- Protected by sched_ (Go's sched.lock). Lock order: an object's
   // lock (Chan, Mutex, WaitGroup), then sched_, then allglock_.
-  /// Go's sched.lock: protects the fields below, up to stats_.
+  /// Go's sched.lock: protects the fields below, up to stats_, except where
+  /// a field's own note says otherwise (the atomics, stopnote_, allp_,
+  /// steal_coprimes_).
   mutable CountingLock sched_;
   G* grq_head_ = nullptr;  ///< global run queue, FIFO, linked by schedlink
   G* grq_tail_ = nullptr;  ///< the GRQ's last goroutine
@@ -461,10 +506,18 @@ class Runtime {
   std::atomic<int> ntimers_{0};  ///< written under sched_; read without it
   M* timer_m_ = nullptr;         ///< the idle M sleeping until the next timer
   int stopwait_ = 0;             ///< Ps still to stop (stop the world)
-  Note stopnote_;                ///< woken when stopwait_ reaches 0
-  std::vector<std::unique_ptr<P>> allp_;  ///< every P ever made
+  /// Woken when stopwait_ reaches 0. A Note, thread-safe: slept on by the
+  /// stopper without sched_.
+  Note stopnote_;
+  /// Every P ever made. Grown only by procresize (world stopped, sched_
+  /// held); read without the lock by Ms (steal_work, recheck_after_drop).
+  /// Reserved to kMaxProcs in the constructor, so never reallocated.
+  std::vector<std::unique_ptr<P>> allp_;
   std::vector<std::unique_ptr<M>> allm_;  ///< every M of this run
-  std::vector<std::uint32_t> steal_coprimes_;  ///< Go's stealOrder
+  /// Go's stealOrder: the steps coprime to GOMAXPROCS. Rewritten only by
+  /// procresize, with the world stopped; read without the lock by
+  /// steal_work (its M holds a P, so no resize can run).
+  std::vector<std::uint32_t> steal_coprimes_;
   /// "stage3::Config.stack_size" (stage_name()'s), for the Ms' overflow
   /// reports: set by the first newm, then immutable.
   std::string stack_size_field_;
@@ -475,7 +528,9 @@ class Runtime {
 
   // ---- Atomics read on fast paths without a lock.
   std::atomic<int> gomaxprocs_{0};  ///< changed only with the world stopped
-  std::atomic<std::int32_t> nmspinning_{0};  ///< seq_cst: see the essay
+  /// Spinning Ms. seq_cst on the wake-up protocol's paths (see the essay);
+  /// relaxed where only a hint is read.
+  std::atomic<std::int32_t> nmspinning_{0};
   /// Go's sched.needspinning: work was submitted or found while every P was
   /// held, and no M spins for it; the next M about to give its P up spins
   /// instead (the essay's third rule). Raised by wakep and
@@ -507,14 +562,14 @@ class Runtime {
 
   Note main_returned_;  ///< woken when main returns, once per run
   Note all_dead_;       ///< woken by the goexit0 that ends the last goroutine
-  std::thread tracer_;  ///< schedtrace, when GMP_DEBUG asks for it
-  Note tracer_stop_;    ///< woken to stop tracer_ at the run's end
-  /// The execution trace of the run under way, if Config::trace asks for
-  /// one. Started and finished by run()'s thread (stage 5: around sysmon).
+  /// The schedtrace printer, when GMP_DEBUG asks for it (not the
+  /// execution trace below). run()'s thread starts and joins it.
+  std::thread schedtrace_thread_;
+  Note schedtrace_stop_;  ///< woken to stop schedtrace_thread_ at the end
+  /// The execution trace of the run under way (trace/tracer.h), if
+  /// Config::trace asks for one. Started and finished by run()'s thread,
+  /// around the whole run: the Ms and any watcher (start_watchers).
   trace::Session trace_;
-  /// Whether this run() opened trace_ (not stage 5, which opens it around
-  /// its sysmon and finishes it itself). run()'s thread only.
-  bool trace_owned_ = false;
 };
 
 /// The first and last frame of every goroutine (schedule.cc); internal.

@@ -21,18 +21,8 @@ int go_status(GStatus s) {
   return -1;
 }
 
-// Go's numbering of P states (_Pidle = 0, _Prunning = 1, _Psyscall = 2,
-// _Pgcstop = 3, _Pdead = 4).
-int go_status(PStatus s) {
-  switch (s) {
-    case PStatus::kIdle: return 0;
-    case PStatus::kRunning: return 1;
-    case PStatus::kSyscall: return 2;
-    case PStatus::kStopped: return 3;
-    case PStatus::kDead: return 4;
-  }
-  return -1;
-}
+// Go's numbering of P states: PStatus uses it (p.h).
+int go_status(PStatus s) { return static_cast<int>(s); }
 
 std::string id_or_nil(long long id) {
   return id < 0 ? "nil" : std::to_string(id);

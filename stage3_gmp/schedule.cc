@@ -81,17 +81,17 @@ void Runtime::mstart(M* m) {
     if (gp == nullptr) break;  // the run is over
     if (m->spinning.load(std::memory_order_relaxed)) resetspinning(m);
     execute(m, gp, inherit_time);
-    stage2::trace_go_stop(m, gp);
+    if (m->trace != nullptr) [[unlikely]] {
+      stage2::trace_go_stop(m, gp, stop_reason(m->call));
+    }
     switch (m->call) {
       case stage2::MCall::kPark: park_m(m, gp); break;
       case stage2::MCall::kGosched: gosched_m(m, gp); break;
       case stage2::MCall::kGoexit: goexit0(m, gp); break;
-      case stage2::MCall::kPreempt: gopreempt_m(m, gp); break;
-      case stage2::MCall::kExitsyscall:  // stage 4
-        other_mcall(m, gp);
-        break;
+      case kPreemptCall: gopreempt_m(m, gp); break;
       case stage2::MCall::kNone:
         fatal("mstart: a goroutine switched to g0 for nothing");
+      default: other_mcall(m, gp); break;  // a later stage's request
     }
   }
   // The run is over. An M woken to spin just before may still count.
@@ -101,8 +101,6 @@ void Runtime::mstart(M* m) {
 }
 
 //! [find_runnable]
-// Go's findRunnable, in the notes' order (see runtime.h). m holds a P on
-// entry and on return; returns {null, false} only when the run is over.
 std::pair<G*, bool> Runtime::find_runnable(M* m) {
   for (;;) {
     if (stopping_.load(std::memory_order_acquire)) return {nullptr, false};
@@ -129,7 +127,7 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
       std::lock_guard lk(sched_);
       if (G* gp = globrunqget(pp, 0)) return {gp, false};
     }
-    // 4. The network poller (stage 4; none in stage 3).
+    // 4. The network poller (a later stage's; none in stage 3).
     if (G* gp = poll_network(m)) return {gp, false};
     // 5. Steal, if not too many Ms are spinning already.
     int procs = gomaxprocs_.load(std::memory_order_relaxed);
@@ -163,8 +161,6 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
 //! [find_runnable]
 
 //! [steal_work]
-// Go's stealWork: 4 rounds over every other P in a random order, taking
-// half of a victim's queue; runnext only in the last round.
 G* Runtime::steal_work(M* m) {
   P* pp = m->p;
   auto procs = static_cast<std::uint32_t>(
@@ -187,8 +183,7 @@ G* Runtime::steal_work(M* m) {
       PCounters::inc(pp->counters.steal_attempts);
       std::uint32_t before = pp->runq.size();
       G* gp = pp->runq.owner().steal(victim->runq.stealer(),
-                                     /*steal_runnext=*/last,
-                                     /*victim_running=*/true);
+                                     /*steal_runnext=*/last);
       if (gp != nullptr) {
         std::uint32_t n = pp->runq.size() - before + 1;
         PCounters::inc(pp->counters.steals);
@@ -243,7 +238,6 @@ void Runtime::become_spinning(M* m) {
   start_spin_clock(m);
 }
 
-// m spins from now on (it made itself spin, or startm made it).
 void Runtime::start_spin_clock(M* m) {
   m->spin_start = Clock::now();
   if (trace::Buffer* t = m->trace) [[unlikely]] t->spin_start();
@@ -265,15 +259,11 @@ void Runtime::stop_spinning(M* m) {
   if (trace::Buffer* t = m->trace) [[unlikely]] t->spin_stop();
 }
 
-// Go's resetspinning: a spinning M found work; another should spin for
-// the work that may follow.
 void Runtime::resetspinning(M* m) {
   stop_spinning(m);
   wakep();
 }
 
-// Go's execute: runs gp on m until it switches back. A goroutine from
-// runnext shares the time slice: the schedtick does not advance.
 void Runtime::execute(M* m, G* gp, bool inherit_time) {
   P* pp = m->p;
   if (inherit_time) {
@@ -311,8 +301,6 @@ void Runtime::trace_execute(M* m) {
   m->trace->go_start(m->curg->goid.load(std::memory_order_relaxed), pp->id);
 }
 
-// Go's park_m, on g0 once gp's registers are saved: gp waits, and only
-// then is the object's lock released (stage 2's protocol 3).
 void Runtime::park_m(M* m, G* gp) {
   Sudog<G*>* s = m->park_sudog;
   gp->waiting = s;
@@ -343,10 +331,6 @@ void Runtime::park_m(M* m, G* gp) {
   if (m->park_unlock != nullptr) m->park_unlock->unlock();
 }
 
-// yield(): gp goes to the tail of this P's queue (the GRQ only if that is
-// full), as the notes describe it and as Go's internal goyield does; Go's
-// runtime.Gosched sends it to the GRQ instead, taking the global lock.
-// Either way this M looks for work next, and fairness is the 61-tick rule.
 [[gnu::always_inline]] inline void Runtime::gosched_m(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
   // Others were queued here already: this P has more than it can run at
@@ -370,11 +354,10 @@ void Runtime::gopreempt_m(M*, G* gp) {
 void Runtime::preempt_now(M* m) {
   m->p->preempt.store(false, std::memory_order_relaxed);
   preemptions_.fetch_add(1, std::memory_order_relaxed);
-  m->call = stage2::MCall::kPreempt;
+  m->call = kPreemptCall;
   stage2::mcall(m, m->curg);
 }
 
-// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
 void Runtime::goexit0(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
   gfput(m->p, gp);
@@ -384,7 +367,6 @@ void Runtime::goexit0(M* m, G* gp) {
   }
 }
 
-// The goroutines whose sleep is over become runnable, on pp's queue.
 void Runtime::run_timers(P* pp, Clock::time_point now) {
   std::vector<G*> due;
   {
@@ -409,9 +391,9 @@ namespace {
                                                               const char* op) {
   if (m != nullptr && m->curg != nullptr) {  // a goroutine, but without a P
     throw UsageError(std::string(op) +
-                     " called inside a blocking system call "
-                     "(stage4::blocking): the goroutine holds no P there; "
-                     "call it before or after the blocking call");
+                     " called where the goroutine holds no P (inside a "
+                     "blocking system call): call it before or after the "
+                     "blocking call");
   }
   throw UsageError(std::string(op) +
                    " called outside a goroutine: only goroutines of a "
@@ -429,10 +411,10 @@ namespace {
 }
 
 // The calling goroutine's M (one opaque TLS read), or gmp::UsageError. A
-// goroutine in a blocking call (stage 4) has an M but no P: the runtime
-// cannot serve it there. Every call into the runtime comes through here,
-// which makes it the goroutine's safe point: a preempt request on its P
-// (a stop of the world waits) is honoured first.
+// goroutine in a later stage's blocking call has an M but no P: the
+// runtime cannot serve it there. Every call into the runtime comes through
+// here, which makes it the goroutine's safe point: a preempt request on its
+// P (a stop of the world waits) is honoured first.
 [[gnu::always_inline]] inline M* current_m(const char* op) {
   M* m = getm();
   if (m == nullptr || m->curg == nullptr || m->p == nullptr) [[unlikely]] {

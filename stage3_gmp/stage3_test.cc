@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <random>
 #include <regex>
 #include <set>
@@ -39,7 +41,7 @@ using Clock = std::chrono::steady_clock;
 Config procs(int n) {
   Config c;
   c.procs = n;
-  c.debug = "";  // whatever GMP_DEBUG says
+  c.debug = "";  // no schedtrace, whatever GMP_DEBUG says
   return c;
 }
 
@@ -75,6 +77,49 @@ TEST(Stage3Test, TheGlobalQueueRunsWhileTheLocalQueueStaysBusy) {
   Stats s = rt.stats();
   EXPECT_GE(s.runq_overflows, 1u);
   EXPECT_GE(s.grq_takes, 1u);
+}
+
+// What the 61-tick rule does not do: two goroutines readying each other
+// through runnext share one time slice (execute does not advance the
+// schedtick for a runnext goroutine), so the 61st tick never comes, and
+// runqget takes runnext before the queue. 100,000 hand-offs later not one
+// of the goroutines queued on the P or in the GRQ has run; they run when
+// the chain ends. (The next stage's sysmon preempts such a chain after
+// 10 ms: stage5_test.cc, RunnextChainsShareOneSliceAndArePreempted.)
+TEST(Stage3Test, ARunnextChainStarvesTheLocalQueueAndTheGrq) {
+  constexpr int kMarkers = 300;  // > 256: some overflow to the GRQ
+  constexpr int kHandOffs = 100'000;
+  std::atomic<int> markers_run{0};
+  int run_during_chain = -1;
+  Runtime rt(procs(1));
+  rt.run([&] {
+    WaitGroup wg;
+    wg.add(kMarkers + 1);
+    for (int i = 0; i < kMarkers; ++i) {
+      go([&] {
+        markers_run.fetch_add(1);
+        wg.done();
+      });
+    }
+    Chan<int> a, b;
+    go([&] {  // main's partner: each hand-off readies the other as runnext
+      while (std::optional<int> v = a.recv()) b.send(*v + 1);
+      wg.done();
+    });
+    int v = 0;
+    for (int i = 0; i < kHandOffs; ++i) {
+      a.send(v);
+      v = *b.recv();
+    }
+    run_during_chain = markers_run.load();
+    a.close();
+    wg.wait();
+  });
+  EXPECT_EQ(run_during_chain, 0) << "the chain let queued goroutines run";
+  EXPECT_EQ(markers_run.load(), kMarkers);  // once the chain ended
+  Stats s = rt.stats();
+  EXPECT_GE(s.runq_overflows, 1u);  // the GRQ did hold some
+  EXPECT_GE(s.runnext_hits, static_cast<std::uint64_t>(2 * kHandOffs));
 }
 
 // One P loaded, the other idle: the idle one steals half of the queue.

@@ -15,10 +15,6 @@ namespace gmp::stage3 {
 
 using Clock = std::chrono::steady_clock;
 
-// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
-// are taken at once; Ms holding one give it up at their next scheduling
-// point (gcstopm). With `exiting`, main's return is announced once the
-// stop is ours. Returns the caller's M, once every P is stopped.
 M* Runtime::stop_the_world(bool exiting) {
   worldsema_.lock();  // one stop at a time; waiting parks this goroutine
   if (exiting) exiting_.store(true, std::memory_order_seq_cst);
@@ -33,18 +29,7 @@ M* Runtime::stop_the_world(bool exiting) {
     --stopwait_;
   }
   preemptall();
-  // Stage 5: a P left by an M in a blocking call is taken as it is (Go's
-  // CAS from _Psyscall to _Pgcstop); the call's return finds it gone. The
-  // exchange races with that return and with sysmon's retake: one wins.
-  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
-    PStatus s = PStatus::kSyscall;
-    // seq_cst: the load half of a Dekker pair with stage 5's entersyscall
-    // (it stores kSyscall, then loads gcwaiting_).
-    if (allp_[i]->status.compare_exchange_strong(s, PStatus::kStopped,
-                                                 std::memory_order_seq_cst)) {
-      --stopwait_;
-    }
-  }
+  stop_unattended_ps();
   bool wait = stopwait_ > 0;
   stopnote_.clear();
   lk.unlock();
@@ -60,6 +45,10 @@ M* Runtime::stop_the_world(bool exiting) {
   return m;
 }
 
+void Runtime::stopped_for_world() {
+  if (--stopwait_ == 0) stopnote_.wakeup();
+}
+
 void Runtime::preemptall() {
   for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
     P* pp = allp_[static_cast<std::size_t>(i)].get();
@@ -69,21 +58,17 @@ void Runtime::preemptall() {
   }
 }
 
-// Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
-// world starts again and hands it a P.
 void Runtime::gcstopm(M* m) {
   if (m->spinning.load(std::memory_order_relaxed)) stop_spinning(m);
   {
     std::lock_guard lk(sched_);
     P* pp = releasep(m);
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
-    if (--stopwait_ == 0) stopnote_.wakeup();
+    stopped_for_world();
   }
   stopm(m);
 }
 
-// Go's startTheWorldWithSema: resizes to `newprocs` Ps if nonzero, then
-// every P with work gets an M, the others go idle.
 void Runtime::start_the_world(M* m, int newprocs) {
   std::vector<P*> need_new_m;
   {
@@ -112,11 +97,6 @@ void Runtime::start_the_world(M* m, int newprocs) {
   wakep();  // work that waited in the GRQ
 }
 
-// Go's procresize, with the world stopped and sched_ held: n Ps. Removed
-// Ps hand their goroutines to the GRQ and their free Gs to the global
-// list; the caller's M moves to P 0 if its own P goes. New and kept Ps are
-// left stopped, for start_the_world to hand out. m may be null (no caller
-// P: the first resize of a run).
 void Runtime::procresize(M* m, int n) {
   int old = gomaxprocs_.load(std::memory_order_relaxed);
   while (static_cast<int>(allp_.size()) < n) {
@@ -151,8 +131,6 @@ void Runtime::procresize(M* m, int n) {
   }
 }
 
-// Go's runtime.GOMAXPROCS(n), on a goroutine: stop the world, resize,
-// start it again; the pause is measured.
 int Runtime::set_gomaxprocs(int n) {
   int old = gomaxprocs_.load(std::memory_order_relaxed);
   if (n == 0 || n == old) return old;

@@ -37,9 +37,6 @@ double rss_mib() {
   return static_cast<double>(resident) * sysconf(_SC_PAGESIZE) / (1 << 20);
 }
 
-// The client load: n goroutines each dial, wait until all are connected
-// (the server then holds n connections), do kRoundTrips round trips of
-// kMsg bytes, and close.
 Load client_load(int port, int n, int round_trips) {
   Load out;
   Config c;
@@ -76,7 +73,6 @@ Load client_load(int port, int n, int round_trips) {
   return out;
 }
 
-// Stage 4's server: one goroutine per connection, GOMAXPROCS = 2.
 Load stage4_server(int n, int procs, int round_trips, std::uint64_t* threads) {
   Config c;
   c.procs = procs;
@@ -128,8 +124,6 @@ int blocking_listener(int* port) {
 
 }  // namespace
 
-// Stage 1's server: blocking sockets, and a thread for each connection
-// (the pool must be that large: a task blocked in read() holds its thread).
 Load stage1_server(int n, int round_trips, std::uint64_t* threads) {
   int port = 0;
   int lfd = blocking_listener(&port);

@@ -23,16 +23,17 @@ struct Load {
 
 /// The client load against 127.0.0.1:port: n goroutines (a stage 4
 /// runtime of its own on 1 P, in the calling thread) each dial, wait until
-/// all are connected, do `round_trips` round trips of kMsg bytes, and
-/// close.
+/// all are connected (the server then holds n connections), do
+/// `round_trips` round trips of kMsg bytes, and close.
 Load client_load(int port, int n, int round_trips = kRoundTrips);
 
 /// Stage 4's server (goroutine per connection, GOMAXPROCS = procs) for n
 /// connections, under client_load; its Ms in *threads.
 Load stage4_server(int n, int procs, int round_trips, std::uint64_t* threads);
 
-/// Stage 1's server (blocking sockets, a pool thread per connection) for
-/// n connections, under client_load; its threads in *threads.
+/// Stage 1's server (blocking sockets, a pool thread per connection: the
+/// pool must be that large, as a task blocked in read() holds its thread)
+/// for n connections, under client_load; its threads in *threads.
 Load stage1_server(int n, int round_trips, std::uint64_t* threads);
 
 /// The process's resident memory in MiB.

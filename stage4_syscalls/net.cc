@@ -277,7 +277,6 @@ Listener listen(std::string_view address, int backlog) {
   return l;
 }
 
-// Go's net.Dial: each address in turn until one answers.
 Conn dial(std::string_view address) {
   Runtime& rt = need_runtime("dial");
   std::vector<SockAddr> addrs = resolve(address, /*passive=*/false);

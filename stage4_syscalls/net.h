@@ -159,8 +159,9 @@ class Listener {
 Listener listen(std::string_view address, int backlog = 4096);
 
 /// Connects to "host:port" (forms as listen), parking until the
-/// connection is made. NetError ("connection refused") on failure.
-/// Goroutine only.
+/// connection is made; as Go's net.Dial, tries each address the name
+/// resolves to in turn until one answers. NetError on failure (the
+/// lookup's, or the last address's: "connection refused"). Goroutine only.
 Conn dial(std::string_view address);
 
 /// A pipe as two Conns: {read end, write end}. Goroutine only.

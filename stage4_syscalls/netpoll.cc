@@ -212,9 +212,6 @@ void Netpoller::take_waiters(PollDesc* pd, PollMode mode, std::vector<G*>& out) 
   }
 }
 
-// The last reference of a closing pd: unregister and close the descriptor;
-// back to the cache if its owner has let it go. pd->lock held; the cache's
-// lock nests inside it.
 void Netpoller::destroy(PollDesc* pd) {
   epoll_ctl(epfd_, EPOLL_CTL_DEL, pd->fd, nullptr);  // before close: no reuse race
   ::close(pd->fd);
@@ -253,7 +250,6 @@ void Netpoller::check_unused(PollDesc* pd, std::string_view object) {
 
 // ---- Deadlines --------------------------------------------------------------------
 
-// A timer for pd's current deadline in `mode`. pd->lock held.
 void Netpoller::arm_deadline(PollDesc* pd, PollMode mode) {
   pd->timer(mode) = true;
   Clock::time_point when = pd->deadline(mode);

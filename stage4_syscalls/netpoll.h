@@ -146,11 +146,15 @@ class Netpoller {
     std::uint64_t seq;
     PollMode mode;
   };
-  void arm_deadline(PollDesc* pd, PollMode mode);  // pd->lock held
+  /// A timer for pd's current deadline in `mode`. pd->lock held.
+  void arm_deadline(PollDesc* pd, PollMode mode);
   void expire_deadlines(Clock::time_point now, std::vector<G*>& out);
   static void take_waiters(PollDesc* pd, PollMode mode, std::vector<G*>& out);
   void wake(std::vector<G*>& gs);  // through the host
-  void destroy(PollDesc* pd);  // pd->lock held; refs zero and closing
+  /// The last reference of a closing pd is gone: unregisters and closes
+  /// the descriptor; back to the cache if its owner has let it go. pd->lock
+  /// held (refs zero, closing); the cache's lock nests inside it.
+  void destroy(PollDesc* pd);
 
   int epfd_ = -1;  // immutable after construction
   int evfd_ = -1;  // eventfd that interrupt() writes; immutable

@@ -35,7 +35,9 @@ enum class PollMode : std::uint8_t { kRead, kWrite };
 struct PollDesc {
   using Clock = std::chrono::steady_clock;  ///< the deadlines' clock
 
-  RuntimeLock lock;  ///< protects every field below but `link`
+  /// Protects every field below but `link`; `fd` may also be read without
+  /// it by a holder of a reference (it changes only once none is left).
+  RuntimeLock lock;
 
   int fd = -1;             ///< the descriptor; -1 once destroyed
   bool closing = false;    ///< close() began: waits fail, new ones too
@@ -58,7 +60,8 @@ struct PollDesc {
   bool rtimer = false;  ///< a read deadline timer for (rd, rseq) is armed
   bool wtimer = false;  ///< a write deadline timer for (wd, wseq) is armed
 
-  /// Next free PollDesc in the cache. Protected by the Netpoller's lock.
+  /// Next free PollDesc in the cache: under the Netpoller's lock while pd
+  /// is in the cache; its taker's own after.
   PollDesc* link = nullptr;
 
   /// The waiters and token of one direction.

@@ -46,12 +46,6 @@ Runtime::Runtime(Config config)
   poller_->attach(this, static_cast<const stage3::Runtime*>(this));
 }
 
-// The first goroutine to wait on a descriptor, about to park: if its M
-// has nothing else to run, that M goes idle next and takes the duty of
-// polling itself. Otherwise an idle M must watch the network, or the wait
-// could last until the busy M runs out of work (Go leaves that to sysmon's
-// poll every 10 ms; stage 5). If the M on duty sleeps on its Note (only
-// timers so far), it is woken to poll instead.
 void Runtime::first_waiter() {
   if (poll_blocked_.load(std::memory_order_relaxed)) return;  // one polls
   M* self = getm();
@@ -76,8 +70,6 @@ Runtime::~Runtime() {
   poller_->attach(nullptr, nullptr);  // Conns may outlive us
 }
 
-// Under sched_, from stage 3's run(), once the run is ours: a second run()
-// racing this one would otherwise zero the counters of the one under way.
 void Runtime::reset_run_state() {
   for (auto* c : {&syscalls_, &handoffs_, &exit_oldp_, &exit_otherp_,
                   &exit_grq_, &netpoll_blocking_, &netpoll_ready_}) {
@@ -117,8 +109,6 @@ Runtime* Runtime::current() noexcept {
 // ---- The poller in the scheduler ----------------------------------------------
 
 //! [poll_network]
-// findRunnable's step 4: a non-blocking poll, unless nobody waits on a
-// descriptor or an M is blocked in epoll already (it will get the events).
 G* Runtime::poll_network(M* m) {
   if (poller_->waiters() == 0 || poll_blocked_.load(std::memory_order_relaxed)) {
     return nullptr;
@@ -135,8 +125,6 @@ G* Runtime::poll_network(M* m) {
 }
 //! [poll_network]
 
-// Go's injectglist: gs[from..] are runnable. One per idle P goes to the
-// GRQ, with an M started for each; the rest to m's own queue.
 void Runtime::injectglist(M* m, std::vector<G*>& gs, std::size_t from) {
   if (from >= gs.size()) return;
   std::size_t n = gs.size() - from;
@@ -170,7 +158,6 @@ void Runtime::ready_list(std::vector<G*>& gs) {
   wakep();
 }
 
-// gs (waiting, claimed) become runnable on the GRQ; gs is emptied.
 void Runtime::inject_global(std::vector<G*>& gs) {
   std::lock_guard lk(sched_);
   for (G* gp : gs) {
@@ -180,15 +167,10 @@ void Runtime::inject_global(std::vector<G*>& gs) {
   gs.clear();
 }
 
-// Stage 3's idle M on duty watched the timers; stage 4's also watches the
-// descriptors goroutines wait on.
 bool Runtime::idle_duty_wanted() const {
   return stage3::Runtime::idle_duty_wanted() || poller_->waiters() > 0;
 }
 
-// The idle M on duty blocks in epoll_wait until the next timer or I/O
-// deadline (Go's findRunnable, "poll network until next timer"). What it
-// collects goes to the GRQ; stage 3's stopm then takes an idle P for it.
 void Runtime::idle_wait(M* m, Clock::time_point until) {
   if (poller_->waiters() == 0) {  // only timers: stage 3's sleep
     stage3::Runtime::idle_wait(m, until);
@@ -204,8 +186,6 @@ void Runtime::idle_wait(M* m, Clock::time_point until) {
   inject_global(gs);
 }
 
-// Taking an idle M off the list wakes it: from its Note, and, if it is the
-// M on duty, from epoll_wait. sched_ held.
 void Runtime::wake_m(M* m) {
   stage3::Runtime::wake_m(m);
   if (m == timer_m_) poller_->interrupt();

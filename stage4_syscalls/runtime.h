@@ -18,7 +18,7 @@
 ///    PollDesc; when epoll reports the descriptor, the poller hands the
 ///    goroutine back to the scheduler. The M never blocks: it runs others.
 ///    Who asks epoll:
-///      - findRunnable, step 4 of the notes' order (after the local queue
+///      - findRunnable, step 4 of note 000's order (after the local queue
 ///        and the GRQ, before stealing): a non-blocking poll. The first
 ///        goroutine it returns runs now, the rest are injected: one per
 ///        idle P on the GRQ with an M started for each, the others on this
@@ -50,7 +50,7 @@
 ///
 /// Everything else is stage 3's scheduler, reused through its extension
 /// points (stage3_gmp/runtime.h: poll_network, idle_duty_wanted, idle_wait,
-/// wake_m, other_mcall).
+/// wake_m, other_mcall, stop_reason).
 /// ```
 #pragma once
 
@@ -81,6 +81,10 @@ using stage3::kMaxProcs;
 using stage3::Mutex;
 using stage3::sleep_for;
 using stage3::WaitGroup;
+
+/// Stage 4's own request to g0 (stage2::MCall): exitsyscall0, for a
+/// goroutine back from a blocking call that found no P.
+inline constexpr stage2::MCall kExitsyscallCall = stage3::kFirstLaterCall;
 using stage3::yield;
 
 /// The most Ms a Config may allow.
@@ -134,7 +138,9 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// null.
   static Runtime* current() noexcept;
 
-  /// Go's entersyscallblock / exitsyscall, for blocking(): internal.
+  /// Go's entersyscallblock, for blocking(): gp, running on m, is about to
+  /// block in the kernel. Its P leaves at once (handoffp); m keeps only gp.
+  /// Returns the P, which exitsyscall tries to take back. On gp; internal.
   /// Virtual: stage 5 makes the hand-off lazy (Go's entersyscall).
   virtual P* entersyscall(M* m, G* gp);
   /// Go's exitsyscall: gp, back from the kernel on m, needs a P to go on. The
@@ -152,15 +158,20 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// The idle M on duty blocks in epoll_wait until the next timer or I/O
   /// deadline (Go's findRunnable, "poll network until next timer"). What it
   /// collects goes to the GRQ; stage 3's stopm then takes an idle P for it.
+  /// With no descriptor waited on, it sleeps on its Note as in stage 3.
   void idle_wait(M* m, Clock::time_point until) override;
   /// Taking an idle M off the list wakes it: from its Note, and, if it is the M
   /// on duty, from epoll_wait. sched_ held.
   void wake_m(M* m) override;
   /// g0's part of exitsyscall0: the mcall stage 3 does not know.
   void other_mcall(M* m, G* gp) override;
+  /// kSyscall for kExitsyscallCall; stage 3's reasons otherwise.
+  trace::StopReason stop_reason(stage2::MCall call) const override;
   /// "stage4", in trace files.
   const char* stage_name() const override { return "stage4"; }
-  /// Stage 4's counters start from zero with each run (sched_ held).
+  /// Stage 4's counters start from zero with each run. Called by stage 3's
+  /// run() under sched_ once the run is ours, not before: a second run()
+  /// racing this one would otherwise zero the counters of the one under way.
   void reset_run_state() override;
 
  protected:  // stage 5 builds on what follows

@@ -13,9 +13,6 @@
 namespace gmp::stage4 {
 
 //! [entersyscall]
-// Go's entersyscallblock: gp, running on m, is about to block in the
-// kernel. Its P leaves at once (handoffp); m keeps only gp. Returns the P,
-// which exitsyscall tries to take back. On gp.
 P* Runtime::entersyscall(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
   trace_go_syscall(m, gp, m->p->id);
@@ -32,8 +29,6 @@ P* Runtime::entersyscall(M* m, G* gp) {
 //! [entersyscall]
 
 //! [handoffp]
-// Go's handoffp: pp, whose M is blocked, goes to an M that will run its
-// work, or to the idle list. Without sched_. Returns the M that got it.
 M* Runtime::handoffp(P* pp) {
   // Work on its queue or in the GRQ: an M runs it now.
   if (!pp->runq.stealer().empty() ||
@@ -54,7 +49,7 @@ M* Runtime::handoffp(P* pp) {
   std::unique_lock lk(sched_);
   if (gcwaiting_.load(std::memory_order_relaxed)) {  // a stop of the world
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
-    if (--stopwait_ == 0) stopnote_.wakeup();
+    stopped_for_world();
     return nullptr;
   }
   if (grq_size_.load(std::memory_order_relaxed) > 0 ||
@@ -71,7 +66,6 @@ M* Runtime::handoffp(P* pp) {
 }
 //! [handoffp]
 
-// Takes pp off the idle list if it is there. sched_ held.
 bool Runtime::pidleremove(P* pp) {
   for (P** link = &pidle_; *link != nullptr; link = &(*link)->link) {
     if (*link == pp) {
@@ -85,9 +79,6 @@ bool Runtime::pidleremove(P* pp) {
 }
 
 //! [exitsyscall]
-// Go's exitsyscall: gp, back from the kernel on m, needs a P to go on.
-// The notes' three steps: its old P if idle; any idle P; else the GRQ, and
-// m parks (exitsyscall0, on g0). Returns running with a P. On gp.
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   P* pp = nullptr;
   {
@@ -108,13 +99,11 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
     return;
   }
   note_go_sysexit(m, gp, trace::kNoP);
-  m->call = stage2::MCall::kExitsyscall;
+  m->call = kExitsyscallCall;
   stage2::mcall(m, gp);  // resumed by execute(), on some M with a P
 }
 //! [exitsyscall]
 
-// Go's exitsyscall0, on g0: no P was free for gp. One more look under the
-// lock; else gp waits in the GRQ and m goes idle.
 void Runtime::exitsyscall0(M* m, G* gp) {
   casgstatus(gp, GStatus::kSyscall, GStatus::kRunnable);
   P* pp = nullptr;
@@ -134,9 +123,14 @@ void Runtime::exitsyscall0(M* m, G* gp) {
 }
 
 void Runtime::other_mcall(M* m, G* gp) {
-  GMP_CHECK(m->call == stage2::MCall::kExitsyscall,
+  GMP_CHECK(m->call == kExitsyscallCall,
             "mstart: an mcall request stage 4 does not know");
   exitsyscall0(m, gp);
+}
+
+trace::StopReason Runtime::stop_reason(stage2::MCall call) const {
+  return call == kExitsyscallCall ? trace::StopReason::kSyscall
+                                  : stage3::Runtime::stop_reason(call);
 }
 
 // ---- SyscallScope -------------------------------------------------------------------

@@ -134,7 +134,6 @@ __attribute__((no_sanitize_address)) void push_call(greg_t* regs,
 #endif
 
 //! [async_preempt_signal]
-// Go's doSigPreempt, on the M's signal stack: never schedules.
 void Runtime::async_preempt_signal(M* m, void* ctx) noexcept {
 #if defined(__x86_64__)
   if (preempt_ != Preempt::kAsync) return;
@@ -155,9 +154,6 @@ void Runtime::async_preempt_signal(M* m, void* ctx) noexcept {
 
 }  // namespace gmp::stage5
 
-// Go's asyncPreempt2: with every register saved by the trampoline, the
-// goroutine yields as a cooperative preemption does. Returns when it runs
-// again, on whichever M.
 extern "C" void gmp_async_preempt2() {
   auto* m = gmp::stage3::getm();
   static_cast<gmp::stage5::Runtime*>(m->rt)->async_preempt_now(m);

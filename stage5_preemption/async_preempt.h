@@ -82,6 +82,8 @@ bool signal_thread(int tid) noexcept;
 extern "C" {
 /// The trampoline (preempt_x86_64.S): not called, jumped to.
 __attribute__((visibility("hidden"))) void gmp_async_preempt();
-/// Called by the trampoline with every register saved: yields.
+/// Go's asyncPreempt2: called by the trampoline with every register saved,
+/// the goroutine yields as a cooperative preemption does. Returns when it
+/// runs again, on whichever M.
 __attribute__((visibility("hidden"))) void gmp_async_preempt2();
 }

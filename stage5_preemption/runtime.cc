@@ -51,52 +51,30 @@ Runtime::Runtime(Config config)
       stall_threshold_(config.stall_threshold),
       stall_sink_(config.stall_sink) {}
 
-Runtime::~Runtime() {
-  {
-    std::lock_guard lk(sysmon_mu_);  // sysmon starts before stage 3's run
-    if (sysmon_.joinable()) {
-      fatal("stage5::Runtime destroyed while its run() is running");
-    }
+// sysmon runs only while running_ is set (start_watchers and stop_watchers
+// are within the run), so stage 3's check covers it, and comes before
+// sysmon_'s destructor would end the program with std::terminate.
+Runtime::~Runtime() { fatal_if_running("stage5::Runtime"); }
+
+void Runtime::reset_run_state() {
+  stage4::Runtime::reset_run_state();
+  for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
+                  &syscalls_fast_, &syscall_retakes_, &async_preemptions_,
+                  &preempt_signals_, &async_declined_, &stalls_reported_}) {
+    c->store(0, std::memory_order_relaxed);
   }
-  fatal_if_running("stage5::Runtime");
 }
 
-void Runtime::run(std::function<void()> main) {
-  if (stage2::getm_core() != nullptr || !main) {
-    stage4::Runtime::run(std::move(main));  // it reports the misuse
-    return;
-  }
-  {
-    std::lock_guard lk(sysmon_mu_);
-    if (sysmon_.joinable()) {
-      throw UsageError("Runtime::run called while this runtime is running");
-    }
-    for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
-                    &syscalls_fast_, &syscall_retakes_,
-                    &async_preemptions_, &preempt_signals_, &async_declined_,
-                    &stalls_reported_}) {
-      c->store(0, std::memory_order_relaxed);
-    }
-    ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
-    sysmon_stop_.clear();
-    // The trace covers sysmon's life too: stage 3's run() leaves an open
-    // session to us.
-    trace_.start(*config_.trace);
-    sysmon_ = std::thread(&Runtime::sysmon, this);
-  }
-  auto stop_sysmon = [this] {
-    std::lock_guard lk(sysmon_mu_);
-    sysmon_stop_.wakeup();
-    sysmon_.join();
-    trace_.finish(trace_info());
-  };
-  try {
-    stage4::Runtime::run(std::move(main));
-  } catch (...) {
-    stop_sysmon();
-    throw;
-  }
-  stop_sysmon();
+void Runtime::start_watchers() {
+  ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
+  sysmon_stop_.clear();
+  sysmon_ = std::thread(&Runtime::sysmon, this);
+}
+
+void Runtime::stop_watchers() noexcept {
+  if (!sysmon_.joinable()) return;  // its thread could not be made
+  sysmon_stop_.wakeup();
+  sysmon_.join();
 }
 
 Stats Runtime::stats() const {
@@ -199,18 +177,16 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
   signal_ms_.clear();
   for (P* pp : ps) {
     Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
-    switch (pp->status.load(std::memory_order_relaxed)) {
-      case PStatus::kSyscall:
-        *running = true;
-        acted |= retake_syscall(pp, t, now);
-        break;
-      case PStatus::kRunning:
-        *running = true;
-        acted |= preempt_long_run(pp, t, now);
-        break;
-      default:
-        t.since = Clock::time_point{};  // idle or stopped: no slice runs
-        break;
+    // (An if, not a switch: kPSyscall is not one of PStatus's names.)
+    PStatus s = pp->status.load(std::memory_order_relaxed);
+    if (s == kPSyscall) {
+      *running = true;
+      acted |= retake_syscall(pp, t, now);
+    } else if (s == PStatus::kRunning) {
+      *running = true;
+      acted |= preempt_long_run(pp, t, now);
+    } else {
+      t.since = Clock::time_point{};  // idle or stopped: no slice runs
     }
   }
   if (!signal_ms_.empty()) signal_ms();

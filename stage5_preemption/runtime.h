@@ -15,7 +15,7 @@
 ///     found (an idle P's M runs it, or a busy M at its next look at the
 ///     GRQ);
 ///   - it retakes Ps left in system calls (syscall.cc): entering a call
-///     only marks the P kSyscall, a quick return takes it back with one
+///     only marks the P kPSyscall, a quick return takes it back with one
 ///     compare-exchange, and a P whose syscalltick has not moved for a
 ///     whole round is handed off as stage 4 did on every call (Go's lazy
 ///     entersyscall / exitsyscallfast);
@@ -87,6 +87,15 @@ using stage4::sleep_for;
 using stage4::WaitGroup;
 using stage4::yield;
 
+/// Stage 5's P state, Go's `_Psyscall` (stage 3 leaves Go's number 2 free
+/// for it: p.h): the P's M is in a blocking call and kept the P, to take it
+/// back on return unless sysmon or a stop of the world took it first.
+/// Stored without the sched lock by entersyscall (seq_cst: a Dekker pair
+/// with the stop of the world's gcwaiting_), and left only by a
+/// compare-exchange whose winner owns the P and its queue (acq_rel for
+/// exitsyscall and retake; seq_cst, under the lock, in a stop).
+inline constexpr PStatus kPSyscall = static_cast<PStatus>(2);
+
 /// How long-running goroutines are stopped.
 enum class Preempt : std::uint8_t {
   kNone,         ///< never: stage 4's behaviour (sysmon still polls)
@@ -137,32 +146,49 @@ class Runtime : public stage4::Runtime {
   /// Fatal error if the runtime is still running.
   ~Runtime() override;
 
-  /// Runs `main` as in stage 4, with sysmon running alongside.
-  void run(std::function<void()> main);
-
-  /// Counters of the current or last run().
+  /// Counters of the current or last run(): stage 4's, plus sysmon's.
+  /// (Through a stage 3 or 4 reference, stats() gives the earlier stage's
+  /// part of these.) run() is stage 3's, unchanged: sysmon runs beside it
+  /// as its watcher (start_watchers).
   Stats stats() const;
-
-  /// The preemption mode (immutable).
-  Preempt preempt_mode() const noexcept { return preempt_; }
 
   /// stage3::Runtime::preempt_now, from the signal's trampoline (Go's
   /// asyncPreempt2): also counted as an asynchronous preemption. Internal.
   void async_preempt_now(M* m);
 
-  /// The preemption signal's work on the running M (async_preempt.cc).
-  /// Internal; async-signal-safe.
+  /// Go's doSigPreempt: the preemption signal's work on the running M, on
+  /// its signal stack (async_preempt.cc). Never schedules: if preemption is
+  /// asynchronous and the interrupted point is safe (check_safe_point), it
+  /// makes the goroutine call the trampoline when the handler returns; else
+  /// it declines, and sysmon asks again on its next round. Internal;
+  /// async-signal-safe.
   void async_preempt_signal(M* m, void* ucontext) noexcept;
 
-  /// Go's entersyscall: the P stays, marked kSyscall (syscall.cc).
+  /// Go's entersyscall (reentersyscall): gp, on m, is about to block in the
+  /// kernel. Its P stays as it is (queue, cache, runnext) but marked
+  /// kPSyscall: from now on anyone may take it (syscall.cc). If a stop of
+  /// the world is under way, the P is stopped at once (Go's
+  /// entersyscall_gcwait). Returns the P. On gp.
   P* entersyscall(M* m, G* gp) override;
   /// Go's exitsyscall: the P back at the cost of one compare-exchange
-  /// (exitsyscallfast), else stage 4's three steps.
+  /// (exitsyscallfast) if nobody took it, else stage 4's three steps.
+  /// Returns running with a P. On gp.
   void exitsyscall(M* m, G* gp, P* oldp) noexcept override;
 
  protected:
   /// "stage5", in trace files.
   const char* stage_name() const override { return "stage5"; }
+  /// Stage 4's, then sysmon's counters and per-P ticks from zero.
+  void reset_run_state() override;
+  /// Takes every P left kPSyscall by an M in a blocking call, as it is
+  /// (Go's CAS from `_Psyscall` to `_Pgcstop`): the call's return finds it
+  /// gone. The compare-exchange races with that return and with sysmon's
+  /// retake; one wins.
+  void stop_unattended_ps() override;
+  /// Starts sysmon, for the whole run (Go starts it before main too).
+  void start_watchers() override;
+  /// Wakes sysmon and joins it.
+  void stop_watchers() noexcept override;
 
  private:
   static Config checked(Config c);
@@ -208,10 +234,12 @@ class Runtime : public stage4::Runtime {
   };
   std::mutex in_calls_mu_;  // guards in_calls_
   std::unordered_map<const M*, InCall> in_calls_;
-  std::mutex sysmon_mu_;  // guards starting and joining sysmon_
-  std::thread sysmon_;    // running while run() is
-  Note sysmon_stop_;      // woken by run() when the run is over
+  std::thread sysmon_;  // running while run() is; run()'s thread owns it
+  Note sysmon_stop_;    // woken by stop_watchers when the run is over
 
+  // Counters of this run, one per Stats field of the same name (which
+  // documents it): relaxed atomics, zeroed by reset_run_state, written by
+  // sysmon and the Ms, read by stats().
   std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
       preempt_requests_{0}, syscalls_fast_{0},
       syscall_retakes_{0}, async_preemptions_{0}, preempt_signals_{0},

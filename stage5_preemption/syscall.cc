@@ -3,15 +3,15 @@
 //
 // Stage 4 handed the P off before every blocking call: a call of 200 ns
 // paid for waking another M (and often for making one). Go's answer is to
-// do nothing at all on the way in. entersyscall only marks the P kSyscall
+// do nothing at all on the way in. entersyscall only marks the P kPSyscall
 // and lets go of it; the M keeps a pointer to it (oldp). Then either
 //   - the call returns quickly: exitsyscall takes the P back with one
-//     compare-exchange from kSyscall to kRunning (exitsyscallfast), with
+//     compare-exchange from kPSyscall to kRunning (exitsyscallfast), with
 //     no lock and no other thread involved; or
 //   - the call lasts: sysmon sees the same syscalltick on two of its
 //     rounds (20 us at least) and, if the P has work or nobody else is
 //     looking for work or 10 ms have passed, wins the compare-exchange
-//     from kSyscall to kIdle and hands the P off (stage 4's handoffp).
+//     from kPSyscall to kIdle and hands the P off (stage 4's handoffp).
 //     The call's return then finds its P gone and takes stage 4's three
 //     steps (old P if idle, another idle P, else the GRQ and park).
 // The compare-exchange decides who owns the P (and its run queue): acq_rel
@@ -28,9 +28,18 @@ namespace {
 constexpr std::chrono::milliseconds kRetakeAnyway{10};  // Go's 10 ms rule
 }  // namespace
 
-// Go's entersyscall (reentersyscall): gp, on m, is about to block in the
-// kernel. Its P stays as it is (queue, cache, runnext) but marked: from
-// now on anyone may take it. On gp.
+void Runtime::stop_unattended_ps() {
+  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
+    PStatus s = kPSyscall;
+    // seq_cst: the load half of a Dekker pair with entersyscall (it stores
+    // kPSyscall, then loads gcwaiting_).
+    if (allp_[i]->status.compare_exchange_strong(s, PStatus::kStopped,
+                                                 std::memory_order_seq_cst)) {
+      stopped_for_world();
+    }
+  }
+}
+
 P* Runtime::entersyscall(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
   if (stall_threshold_.count() > 0) {  // opt-in: stall.cc
@@ -44,30 +53,27 @@ P* Runtime::entersyscall(M* m, G* gp) {
       1, std::memory_order_relaxed);
   // seq_cst: a store-then-load against stop_the_world's store of
   // gcwaiting_ then its compare-exchange of our status (Dekker): either it
-  // sees kSyscall and takes the P, or we see gcwaiting_ below. Also the
+  // sees kPSyscall and takes the P, or we see gcwaiting_ below. Also the
   // release of everything this M wrote as the P's owner.
-  pp->status.store(PStatus::kSyscall, std::memory_order_seq_cst);
+  pp->status.store(kPSyscall, std::memory_order_seq_cst);
   if (gcwaiting_.load(std::memory_order_seq_cst)) {
     // Go's entersyscall_gcwait: a stop of the world waits for this P.
     std::lock_guard lk(sched_);
-    PStatus s = PStatus::kSyscall;
+    PStatus s = kPSyscall;
     if (pp->status.compare_exchange_strong(s, PStatus::kStopped,
-                                           std::memory_order_seq_cst) &&
-        --stopwait_ == 0) {
-      stopnote_.wakeup();
+                                           std::memory_order_seq_cst)) {
+      stopped_for_world();
     }
   }
   return pp;
 }
 
-// Go's exitsyscall: the fast path takes the P back if nobody took it;
-// else stage 4's three steps. Returns running with a P. On gp.
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   if (stall_threshold_.count() > 0) {
     std::lock_guard lk(in_calls_mu_);
     in_calls_.erase(m);
   }
-  PStatus s = PStatus::kSyscall;
+  PStatus s = kPSyscall;
   // acq_rel: pairs with our own release in entersyscall (same thread) and
   // makes the P ours again before anyone else's compare-exchange.
   if (oldp->status.compare_exchange_strong(s, PStatus::kRunning,
@@ -101,7 +107,7 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
       now - t.syscallwhen < kRetakeAnyway) {
     return false;
   }
-  PStatus s = PStatus::kSyscall;
+  PStatus s = kPSyscall;
   // acq_rel: we own the P (and its queue) only if we win; see the top.
   if (!pp->status.compare_exchange_strong(s, PStatus::kIdle,
                                           std::memory_order_acq_rel)) {

@@ -55,7 +55,8 @@ enum class EventType : std::uint8_t {
 enum class StopReason : std::uint8_t {
   kYield,    ///< yield(): back in a run queue
   kPark,     ///< parked; Event::wait says on what
-  kPreempt,  ///< preempted by sysmon (stage 5)
+  kPreempt,  ///< stopped at a safe point on request (a stop of the world
+             ///< from stage 3 on, sysmon in stage 5): back in a queue
   kSyscall,  ///< back from a blocking call without a P: queued (stage 4)
   kExit,     ///< its function returned, or it unwound at exit
   /// Dropped at exit before its first turn (stage 2): it never ran, so this

@@ -197,8 +197,8 @@ class Session {
   }
   /// Whether this run is traced (any thread, during the run).
   bool on() const noexcept { return tracer_ != nullptr; }
-  /// Whether start() was called and finish() not yet (traced or not):
-  /// stage 3's run() leaves a session stage 5 opened alone. run()'s thread.
+  /// Whether start() was called and finish() not yet (traced or not).
+  /// run()'s thread.
   bool open() const noexcept { return open_; }
   /// run()'s own thread's buffer, or null if off.
   Buffer* run_buffer() const noexcept { return run_buffer_; }
