@@ -19,6 +19,7 @@ void Runtime::checkdead() {
     return;
   }
   if (nmidle_ < mcount_) return;  // an M runs, spins, or is being made
+  if (outside_work_ > 0) return;  // a P or goroutines on their way to an M
   // Sleepers, or (a later stage's) I/O waiters: no deadlock.
   if (!timers_.empty() || idle_duty_wanted()) return;
   // Every M is idle. A runnable goroutine now would be a lost wakeup.
@@ -38,6 +39,17 @@ void Runtime::checkdead() {
     }
   }
   fatal(stage2::deadlock_report(std::move(waiting)));
+}
+
+void Runtime::outside_work_begin() {
+  std::lock_guard lk(sched_);
+  ++outside_work_;
+}
+
+void Runtime::outside_work_end() {
+  std::lock_guard lk(sched_);
+  --outside_work_;
+  checkdead();
 }
 
 }  // namespace gmp::stage3

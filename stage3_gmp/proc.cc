@@ -441,6 +441,18 @@ P* Runtime::pidleget() {
   return pp;
 }
 
+bool Runtime::pidleremove(P* pp) {
+  for (P** link = &pidle_; *link != nullptr; link = &(*link)->link) {
+    if (*link == pp) {
+      *link = pp->link;
+      pp->link = nullptr;
+      npidle_.fetch_sub(1, std::memory_order_seq_cst);
+      return true;
+    }
+  }
+  return false;
+}
+
 P* Runtime::pidleget_spinning() {
   P* pp = pidleget();
   if (pp == nullptr) needspinning_.store(true, std::memory_order_seq_cst);

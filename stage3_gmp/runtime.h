@@ -353,6 +353,10 @@ class Runtime {
   /// and wants an M to spin for it; with no idle P it raises needspinning_,
   /// so that an M about to give its P up spins instead. sched_ held.
   P* pidleget_spinning();
+  /// Takes pp off the idle list if it is there (for an M that wants one
+  /// particular P back, such as a later stage's M back from a blocking
+  /// call to its old P); whether it was. sched_ held.
+  bool pidleremove(P* pp);
   /// Go's acquirep: m now holds pp.
   void acquirep(M* m, P* pp);
   /// Go's releasep: m gives up its P, which it returns.
@@ -455,8 +459,19 @@ class Runtime {
   /// from sysmon; stage 3 has a thread of its own for it.
   void schedtrace_loop();
   // checkdead.cc
-  /// Called with sched_ held whenever an M goes idle (mput).
+  /// Go's checkdead: called with sched_ held whenever an M goes idle
+  /// (mput) or outside work ends; fatal if no goroutine can ever run
+  /// again, or if goroutines are queued while every M is idle.
   void checkdead();
+  /// A thread that is not an M (a later stage's sysmon) is about to take
+  /// a P or goroutines into its own hands and give them to Ms: until the
+  /// matching outside_work_end, checkdead counts it as a running M, for
+  /// what it holds is on no queue and held by no M (Go's incidlelocked(-1)
+  /// around retake's hand-off and sysmon's injectglist). Takes sched_.
+  void outside_work_begin();
+  /// The other half, then a check for a deadlock, as when an M goes idle
+  /// (Go's incidlelocked(1)). Takes sched_.
+  void outside_work_end();
 
  public:
   /// A safe point of the goroutine running on m found its P's preempt
@@ -506,6 +521,7 @@ class Runtime {
   std::atomic<int> ntimers_{0};  ///< written under sched_; read without it
   M* timer_m_ = nullptr;         ///< the idle M sleeping until the next timer
   int stopwait_ = 0;             ///< Ps still to stop (stop the world)
+  int outside_work_ = 0;  ///< threads between outside_work_begin and _end
   /// Woken when stopwait_ reaches 0. A Note, thread-safe: slept on by the
   /// stopper without sched_.
   Note stopnote_;

@@ -84,7 +84,7 @@ TEST(Stage3Test, TheGlobalQueueRunsWhileTheLocalQueueStaysBusy) {
 // schedtick for a runnext goroutine), so the 61st tick never comes, and
 // runqget takes runnext before the queue. 100,000 hand-offs later not one
 // of the goroutines queued on the P or in the GRQ has run; they run when
-// the chain ends. (The next stage's sysmon preempts such a chain after
+// the chain ends. (The last stage's sysmon preempts such a chain after
 // 10 ms: stage5_test.cc, RunnextChainsShareOneSliceAndArePreempted.)
 TEST(Stage3Test, ARunnextChainStarvesTheLocalQueueAndTheGrq) {
   constexpr int kMarkers = 300;  // > 256: some overflow to the GRQ

@@ -188,8 +188,6 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// work, or to the idle list. Without sched_. Returns the M that got it
   /// (for traces), or null.
   M* handoffp(P* pp);
-  /// Takes pp off the idle list if it is there. sched_ held.
-  bool pidleremove(P* pp);
   /// Go's exitsyscall0, on g0: no P was free for gp. One more look under the
   /// lock; else gp waits in the GRQ and m goes idle.
   void exitsyscall0(M* m, G* gp);

@@ -66,18 +66,6 @@ M* Runtime::handoffp(P* pp) {
 }
 //! [handoffp]
 
-bool Runtime::pidleremove(P* pp) {
-  for (P** link = &pidle_; *link != nullptr; link = &(*link)->link) {
-    if (*link == pp) {
-      *link = pp->link;
-      pp->link = nullptr;
-      npidle_.fetch_sub(1, std::memory_order_seq_cst);
-      return true;
-    }
-  }
-  return false;
-}
-
 //! [exitsyscall]
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   P* pp = nullptr;

@@ -148,16 +148,22 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
     return false;
   }
   std::vector<G*> gs;
+  // The goroutines the poll returns are on no queue until ready_list
+  // queues them: meanwhile an M going idle must not call it a deadlock
+  // (Go's incidlelocked(-1) around sysmon's injectglist).
+  outside_work_begin();
   poller_->poll(Clock::time_point::min(), gs);
   sysmon_netpolls_.fetch_add(1, std::memory_order_relaxed);
-  if (gs.empty()) return false;
-  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
-  if (trace::Buffer* t = sysmon_trace_) [[unlikely]] {
-    t->sysmon(trace::SysmonAction::kNetpoll, trace::kNoP,
-              static_cast<std::uint32_t>(gs.size()));
+  if (!gs.empty()) {
+    netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+    if (trace::Buffer* t = sysmon_trace_) [[unlikely]] {
+      t->sysmon(trace::SysmonAction::kNetpoll, trace::kNoP,
+                static_cast<std::uint32_t>(gs.size()));
+    }
+    ready_list(gs);  // from a plain thread: the GRQ, and wakep
   }
-  ready_list(gs);  // from a plain thread: the GRQ, and wakep
-  return true;
+  outside_work_end();
+  return !gs.empty();
 }
 
 //! [retake]

@@ -26,6 +26,12 @@
 ///     preemptone). Goroutines that ready each other through runnext share
 ///     one slice: execute() ticks only for a non-inherited run;
 ///   - optionally, it reports stalls (stall.cc).
+/// While sysmon holds a P it retook, or goroutines its poll returned, on
+/// their way to an M, it counts as a running M for checkdead (stage 3's
+/// outside_work_begin/end, Go's incidlelocked): else the M back from the
+/// call, finding its P gone, could go idle as the last M and report a
+/// deadlock, or goroutines queued on a P no M holds (StressLazySyscalls
+/// under AddressSanitizer did, in about 1 run of 10, before).
 ///
 /// Cooperative preemption (Go before 1.14): the request is honoured at the
 /// goroutine's next safe point. Go's compiler put a check in every function

@@ -615,7 +615,7 @@ TEST(Stage5Test, AvxStateSurvivesPreemption) {
 // not; without a request, nothing is.
 TEST(Stage5Test, TheSafePointCheckDeclinesRuntimeLibcAndHeldLocks) {
   SKIP_WITHOUT_ASYNC();
-  ASSERT_GT(user_code::size(), 0u) << "no instrumented function found";
+  ASSERT_GT(user_code::function_count(), 0u) << "no instrumented function found";
   Runtime rt(one_p(Preempt::kAsync));
   SafePoint user = SafePoint::kNoRequest, locked = SafePoint::kNoRequest,
             libc = SafePoint::kNoRequest, runtime = SafePoint::kNoRequest,

@@ -107,10 +107,16 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
       now - t.syscallwhen < kRetakeAnyway) {
     return false;
   }
+  // From the compare-exchange until handoffp has given the P to an M or
+  // to the idle list, the P and its queue are ours and no M's: the M back
+  // from the call, finding its P gone, may go idle as the last M, and its
+  // checkdead must not call that a deadlock (Go's incidlelocked(-1)).
+  outside_work_begin();
   PStatus s = kPSyscall;
   // acq_rel: we own the P (and its queue) only if we win; see the top.
   if (!pp->status.compare_exchange_strong(s, PStatus::kIdle,
                                           std::memory_order_acq_rel)) {
+    outside_work_end();
     return false;  // the call returned, or the world is stopping
   }
   syscall_retakes_.fetch_add(1, std::memory_order_relaxed);
@@ -119,6 +125,7 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
   if (tb != nullptr) [[unlikely]] tb->sysmon(trace::SysmonAction::kRetake, pp->id);
   const std::int64_t at = tb != nullptr ? tb->now() : 0;  // see handoff()
   M* to = handoffp(pp);
+  outside_work_end();
   if (tb != nullptr && to != nullptr) [[unlikely]] {
     tb->handoff(pp->id, trace::kSysmonThread, to->id, at);
   }

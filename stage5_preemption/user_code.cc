@@ -126,7 +126,7 @@ bool contains(std::uintptr_t pc) noexcept {
   return pc >= it->first && pc < it->second;
 }
 
-std::size_t size() noexcept {
+std::size_t function_count() noexcept {
   return ready.load(std::memory_order_acquire) ? table->size() : 0;
 }
 

@@ -34,6 +34,6 @@ bool build() noexcept;
 bool contains(std::uintptr_t pc) noexcept;
 
 /// How many such functions the table holds (for tests and diagnostics).
-std::size_t size() noexcept;
+std::size_t function_count() noexcept;
 
 }  // namespace gmp::stage5::user_code

@@ -62,15 +62,55 @@ def workload_table(name, rows, stage):
     return out
 
 
-def other_rows(other, prefixes):
-    out = []
-    for b in other:
-        if not any(b["name"].startswith(p) for p in prefixes):
+UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+# How a reader says a benchmark's parameters (key:value in its name).
+PARAMS = {"conns": lambda v: v + (" connection" if v == "1"
+                                  else " connections"),
+          "calls": "{} calls",
+          "other": lambda v: "nothing else runnable" if v == "0"
+          else "another goroutine runnable"}
+
+
+def variant(parts):
+    """A benchmark name's parts after the first, as a reader says them:
+    "stage4_syscalls/conns:1000" -> "stage 4, 1000 conns"; Google
+    Benchmark's own annotations (iterations:N, manual_time) left out."""
+    words = []
+    for p in parts:
+        if p == "manual_time" or p.startswith("iterations:"):
             continue
-        t = f"{b['real_time']:.3g} {b.get('time_unit', 'ns')}"
-        name = b["name"].replace("/manual_time", "")
-        out.append(f"<tr><td>{html.escape(name)}</td><td>{html.escape(t)}</td>"
-                   "</tr>")
+        if p in report.SHORT:
+            words.append(report.SHORT[p])
+        elif ":" in p:
+            key, value = p.split(":", 1)
+            say = PARAMS.get(key, "{} " + key)
+            words.append(say(value) if callable(say) else say.format(value))
+        else:
+            words.append(p)
+    return ", ".join(words)
+
+
+def other_rows(other, prefixes):
+    """The stage's other measurements, grouped under their name, each with
+    its time in readable units (and per call, when the name counts calls)."""
+    out, group = [], None
+    mine = [b for b in other if any(b["name"].startswith(p) for p in prefixes)]
+    order = {}
+    for b in mine:  # groups in order of first appearance, rows kept in order
+        order.setdefault(b["name"].split("/")[0], len(order))
+    for b in sorted(mine, key=lambda b: order[b["name"].split("/")[0]]):
+        parts = b["name"].split("/")
+        if parts[0] != group:
+            group = parts[0]
+            out.append(f"<tr><th colspan='2' class='bench-workload'>"
+                       f"{html.escape(group)}</th></tr>")
+        ns = b["real_time"] * UNIT_NS.get(b.get("time_unit", "ns"), 1)
+        t = report.human(ns)
+        calls = [int(p.split(":")[1]) for p in parts if p.startswith("calls:")]
+        if calls:
+            t += f" ({report.human(ns / calls[0])} per call)"
+        out.append(f"<tr><td>{html.escape(variant(parts[1:]) or group)}</td>"
+                   f"<td>{html.escape(t)}</td></tr>")
     return out
 
 
@@ -83,9 +123,7 @@ def fragment(stage, table, other):
     out.append("</table>")
     rows = other_rows(other, prefixes)
     if rows:
-        out += ["<table class='markdownTable bench'>",
-                "<tr><th>other measurement</th><th>time</th></tr>"] + rows + \
-               ["</table>"]
+        out += ["<table class='markdownTable bench'>"] + rows + ["</table>"]
     return "\n".join(out) + "\n"
 
 

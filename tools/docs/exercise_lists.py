@@ -6,7 +6,9 @@ Usage: exercise_lists.py EXERCISES_DIR OUT_DIR
 Reads every EXERCISES_DIR/NN_name/points.json (its title, its stage and the
 points of its tests) and writes OUT_DIR/<stage>_exercises.html, an HTML
 fragment the chapter pulls in with \\htmlinclude: number, title, points,
-where the statement is and the command that grades it. The same source as
+a link to the statement's page (md_exercises_NN_name_README.html: the
+name Doxygen gives that README's page, in the site since the Doxyfile lists
+it) and the command that grades it. The same source as
 `./course grade --write-index`, so the site and the READMEs agree.
 """
 import html
@@ -35,8 +37,9 @@ def fragment(items):
     if not items:
         return "<p>No graded exercise belongs to this stage yet.</p>\n"
     rows = [f"<tr><td>{html.escape(n[:2])}</td><td>{html.escape(t)}</td>"
-            f"<td>{p}</td><td><code>exercises/{html.escape(n)}/README.md"
-            f"</code></td><td><code>./course grade {html.escape(n[:2])}"
+            f"<td>{p}</td><td><a href='md_exercises_{html.escape(n)}_README"
+            f".html'>exercises/{html.escape(n)}/README.md</a>"
+            f"</td><td><code>./course grade {html.escape(n[:2])}"
             "</code></td></tr>" for n, t, _, p in items]
     return ("<table class='markdownTable'>\n<tr><th>#</th><th>exercise</th>"
             "<th>points</th><th>statement</th><th>grade it</th></tr>\n"

@@ -24,7 +24,10 @@ for page in "${pages[@]}"; do
   [ -f "$site/$page" ] || { echo "screenshot: no page $site/$page" >&2; exit 1; }
   png="$out/${page%.html}.png"
   rm -f "$png"
-  "$chromium" --window-size=1280,1800 \
+  # The navigation tree is built by scripts after the page loads: the
+  # virtual time budget lets them finish before the picture is taken
+  # (without it the tree was there in some shots and empty in others).
+  "$chromium" --window-size=1280,1800 --virtual-time-budget=10000 \
     --screenshot="$(readlink -f "$out")/${page%.html}.png" \
     "file://$site/$page" >/dev/null || true
   [ -s "$png" ] || { echo "screenshot: chromium wrote no $png" >&2; exit 1; }
