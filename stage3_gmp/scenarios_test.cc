@@ -88,7 +88,9 @@ TEST(Note004Scenarios, S05_ANewGoroutineStaysLocalWhileTheQueueHasRoom) {
 // runtime begins with one M (main's); the second is the one wakep made.
 TEST(Note004Scenarios, S06_ANewGoroutineWakesAnIdlePAndASpinningM) {
   Stats s = spawn_then_wait(2, 1);
-  EXPECT_EQ(s.threads_created, 2u);
+  // 2, or more when a later wake-up finds no M spinning (seen under
+  // AddressSanitizer, whose Ms are slower to start).
+  EXPECT_GE(s.threads_created, 2u);
   EXPECT_GT(s.spinning_ns, 0u);  // the woken M spun before it found work
 }
 
