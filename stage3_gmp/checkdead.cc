@@ -1,5 +1,7 @@
 // Stage 3's checkdead (Go's): when the last M goes idle, with no timer
-// pending, no goroutine can ever run again.
+// pending, no goroutine can ever run again. And the sample of the other
+// state a broken scheduler is stuck in: work queued, a P idle, nobody
+// looking (idle_p_with_queued_work).
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -50,6 +52,23 @@ void Runtime::outside_work_end() {
   std::lock_guard lk(sched_);
   --outside_work_;
   checkdead();
+}
+
+bool Runtime::idle_p_with_queued_work() const {
+  // Loads are seq_cst (the default): a test's sample, not a hot path.
+  std::lock_guard lk(sched_);
+  if (!running_ || gcwaiting_.load() || stopping_.load() ||
+      npidle_.load() == 0 || nmspinning_.load() != 0) {
+    return false;
+  }
+  if (grq_size_.load() > 0) return true;
+  for (int i = 0; i < nprocs(); ++i) {
+    const P& pp = *allp(i);
+    if (pp.status.load() == PStatus::kRunning && !pp.runq.empty()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gmp::stage3

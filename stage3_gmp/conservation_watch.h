@@ -34,7 +34,8 @@ namespace gmp::stage3 {
 
 /// A runtime of stage 3 or of a later stage built on it (`Base`) whose
 /// runs are watched for lost
-/// wake-ups. Test code only: it reads the scheduler's protected state.
+/// wake-ups. Test code only: it samples Runtime::idle_p_with_queued_work
+/// and holds the sched lock at random moments.
 template <class Base>
 class WatchedRuntime : public Base {
  public:
@@ -76,24 +77,9 @@ class WatchedRuntime : public Base {
     end();
   }
 
-  /// One sample: whether a P is idle, no M spins and no stop of the world
-  /// is under way, while a goroutine waits in the GRQ or in a running P's
-  /// queue. Any thread; takes the sched lock.
+  /// One sample (Runtime::idle_p_with_queued_work). Any thread.
   bool idle_p_with_queued_work() const {
-    std::lock_guard lk(this->sched_);
-    if (!this->running_ || this->gcwaiting_.load() || this->stopping_.load() ||
-        this->npidle_.load() == 0 || this->nmspinning_.load() != 0) {
-      return false;
-    }
-    if (this->grq_size_.load() > 0) return true;
-    int procs = this->gomaxprocs_.load();
-    for (int i = 0; i < procs; ++i) {
-      const P& pp = *this->allp_[static_cast<std::size_t>(i)];
-      if (pp.status.load() == PStatus::kRunning && !pp.runq.empty()) {
-        return true;
-      }
-    }
-    return false;
+    return Base::idle_p_with_queued_work();
   }
 
  private:

@@ -374,6 +374,34 @@ void Runtime::ensure_timer_m() {
   }
 }
 
+void Runtime::wake_duty_m() {
+  if (timer_m_ != nullptr) {
+    if (timer_m_->idle) {
+      mremove(timer_m_);
+      wake_m(timer_m_);  // it parks again at once, with the new deadline
+    }
+  } else if (idle_duty_wanted()) {
+    if (M* idle = mget()) {
+      ++stats_.wakeups;
+      wake_m(idle);
+    }
+  }
+}
+
+bool Runtime::duty_unwatched() const {
+  return timer_m_ == nullptr &&
+         (ntimers_.load(std::memory_order_relaxed) > 0 || idle_duty_wanted());
+}
+
+bool Runtime::claim_spinning_if_nobody_looks() {
+  std::int32_t zero = 0;
+  return nmspinning_.load(std::memory_order_seq_cst) +
+                 npidle_.load(std::memory_order_seq_cst) ==
+             0 &&
+         nmspinning_.compare_exchange_strong(zero, 1,
+                                             std::memory_order_seq_cst);
+}
+
 // ---- Extension points (runtime.h): stage 3's versions -------------------------
 
 G* Runtime::poll_network(M*) { return nullptr; }

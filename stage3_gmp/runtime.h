@@ -473,6 +473,72 @@ class Runtime {
   /// (Go's incidlelocked(1)). Takes sched_.
   void outside_work_end();
 
+  // ---- What a later stage may read or ask of the scheduler's state. The
+  // fields below are private: a stage that adds an idea (a blocking call's
+  // hand-off, a watcher thread) asks through these, each named for what it
+  // means in Go's scheduler, so that stage 3 keeps its invariants.
+  /// Whether the GRQ is empty: a hint read without the lock (relaxed), as
+  /// Go's handoffp reads sched.runqsize. Any thread.
+  bool grq_empty() const {
+    return grq_size_.load(std::memory_order_relaxed) == 0;
+  }
+  /// Idle Ps (Go's sched.npidle), read with `order`: seq_cst on the
+  /// wake-up protocol's paths (the essay), relaxed where a hint will do.
+  std::int32_t npidle(std::memory_order order) const {
+    return npidle_.load(order);
+  }
+  /// Spinning Ms (Go's sched.nmspinning), read with `order` as npidle.
+  std::int32_t nmspinning(std::memory_order order) const {
+    return nmspinning_.load(order);
+  }
+  /// Go's handoffp's second check: if no M spins and no P is idle, nobody
+  /// looks for work, and the caller's hand-off counts one spinning M
+  /// (0 -> 1) for the M it starts; whether it did. seq_cst: the wake-up
+  /// protocol's (wakep's increment is the same compare-exchange).
+  bool claim_spinning_if_nobody_looks();
+  /// Whether a stop of the world is under way (Go's sched.gcwaiting), read
+  /// with `order`: seq_cst in a Dekker pair with stop_the_world's store.
+  bool world_stopping(std::memory_order order) const {
+    return gcwaiting_.load(order);
+  }
+  /// Whether timers wait, or the stage wants an idle M on duty
+  /// (idle_duty_wanted), while no idle M is on duty: a P given up now would
+  /// leave them unwatched (handoffp's last check). sched_ held.
+  bool duty_unwatched() const;
+  /// The idle M on duty (sleeping until the next timer, or in a later
+  /// stage's idle_wait), or null. sched_ held.
+  M* duty_m() const { return timer_m_; }
+  /// What the idle M on duty waits for has changed (an earlier timer; in a
+  /// later stage, a first I/O waiter): if it is asleep it is woken to wait
+  /// again, and with nobody on duty while duty is wanted, an idle M takes
+  /// it. sched_ held.
+  void wake_duty_m();
+  /// Go's sched.maxmcount (debug.SetMaxThreads): a run making more Ms is
+  /// fatal (reserve_m). Before run(); stage 3's own bound is 10000.
+  void set_max_threads(int n) { maxmcount_ = n; }
+  /// The Ps of this moment: GOMAXPROCS (gomaxprocs()) and allp(i) for i
+  /// below it. sched_ held, which a resize needs too.
+  int nprocs() const { return gomaxprocs_.load(std::memory_order_relaxed); }
+  /// P number i of allp (see nprocs). sched_ held.
+  P* allp(int i) const { return allp_[static_cast<std::size_t>(i)].get(); }
+  /// M number id, or null if no M has it. sched_ held (Ms are appended
+  /// under it and live until the runtime goes).
+  M* m_by_id(int id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < allm_.size()
+               ? allm_[static_cast<std::size_t>(id)].get()
+               : nullptr;
+  }
+  /// The state a lost wake-up leaves behind, sampled: a P is idle, no M
+  /// spins and no stop of the world is under way, while a goroutine waits
+  /// in the GRQ or in a running P's queue (conservation_watch.h samples
+  /// it in the tests of stages 3-5). Passed through for a moment on every
+  /// submission of work; staying in it is the bug. Any thread; takes
+  /// sched_.
+  bool idle_p_with_queued_work() const;
+  /// A trace buffer for a watcher thread (start_watchers), which owns it
+  /// from now on; null when this run is not traced. The watcher's thread.
+  trace::Buffer* watcher_trace(int thread) { return trace_.buffer(thread); }
+
  public:
   /// A safe point of the goroutine running on m found its P's preempt
   /// request: the goroutine stops here (Go's preemptPark via gopreempt_m)
@@ -494,16 +560,21 @@ class Runtime {
     return m != nullptr ? m->trace : nullptr;
   }
 
+  // ---- Go's sched.lock. Lock order: an object's lock (Chan, Mutex,
+  // WaitGroup), then sched_, then allglock_. Protected, not private: a
+  // later stage's state may live under the same lock, as Go's does.
+  /// Protects the private fields below, up to stats_, except where a
+  /// field's own note says otherwise (the atomics, stopnote_, allp_,
+  /// steal_coprimes_).
+  mutable CountingLock sched_;
+
+ private:
+  // Stage 3's own: a later stage reads them through the accessors above.
   Config config_;        ///< resolved; immutable during a run
   DebugSettings debug_;  ///< parsed config_.debug
   stage2::StackPool stacks_;  ///< thread-safe
 
-  // ---- Protected by sched_ (Go's sched.lock). Lock order: an object's
-  // lock (Chan, Mutex, WaitGroup), then sched_, then allglock_.
-  /// Go's sched.lock: protects the fields below, up to stats_, except where
-  /// a field's own note says otherwise (the atomics, stopnote_, allp_,
-  /// steal_coprimes_).
-  mutable CountingLock sched_;
+  // ---- Protected by sched_.
   G* grq_head_ = nullptr;  ///< global run queue, FIFO, linked by schedlink
   G* grq_tail_ = nullptr;  ///< the GRQ's last goroutine
   std::atomic<std::int32_t> grq_size_{0};  ///< written under sched_; read

@@ -319,9 +319,8 @@ void Runtime::park_m(M* m, G* gp) {
     std::lock_guard lk(sched_);
     bool earliest = timers_.push(m->park_until, s);
     ntimers_.fetch_add(1, std::memory_order_relaxed);
-    if (earliest && timer_m_ != nullptr && timer_m_->idle) {
-      mremove(timer_m_);  // it must sleep until the new, earlier time
-      wake_m(timer_m_);
+    if (earliest) {
+      wake_duty_m();  // it must sleep until the new, earlier time
     } else {
       ensure_timer_m();  // nobody on duty: an idle M takes it
     }

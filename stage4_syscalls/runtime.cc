@@ -33,7 +33,7 @@ Runtime::Runtime(Config config)
                       " is invalid: it must be at least GOMAXPROCS (" +
                       std::to_string(procs) + "), one M per P");
   }
-  maxmcount_ = config.max_threads;
+  set_max_threads(config.max_threads);
   // Writes to a pipe whose reader is gone must fail with EPIPE, not kill
   // the process: SIGPIPE is ignored unless the program handles it (Go
   // does the same for descriptors other than stdout and stderr).
@@ -49,20 +49,14 @@ Runtime::Runtime(Config config)
 void Runtime::first_waiter() {
   if (poll_blocked_.load(std::memory_order_relaxed)) return;  // one polls
   M* self = getm();
-  if (self->p->runq.stealer().empty() &&
-      grq_size_.load(std::memory_order_relaxed) == 0) {
+  if (self->p->runq.stealer().empty() && grq_empty()) {
     return;  // we go idle after this park, and poll
   }
+  // The M on duty, asleep for timers only, wakes to poll as well; with
+  // nobody on duty (idle_duty_wanted now counts our waiter), an idle M
+  // takes it.
   std::lock_guard lk(sched_);
-  if (timer_m_ != nullptr) {
-    if (timer_m_->idle) {  // on duty for timers only: poll as well
-      mremove(timer_m_);
-      wake_m(timer_m_);  // it parks again at once, on duty, polling
-    }
-  } else if (M* idle = mget()) {  // nobody on duty: an idle M takes it
-    ++stats_.wakeups;
-    wake_m(idle);
-  }
+  wake_duty_m();
 }
 
 Runtime::~Runtime() {
@@ -132,7 +126,7 @@ void Runtime::injectglist(M* m, std::vector<G*>& gs, std::size_t from) {
   {
     std::lock_guard lk(sched_);
     global = std::min<std::size_t>(
-        n, static_cast<std::size_t>(npidle_.load(std::memory_order_relaxed)));
+        n, static_cast<std::size_t>(npidle(std::memory_order_relaxed)));
     if (global > 0) {
       globrunqputbatch(gs.data() + from, static_cast<std::uint32_t>(global));
     }
@@ -188,7 +182,7 @@ void Runtime::idle_wait(M* m, Clock::time_point until) {
 
 void Runtime::wake_m(M* m) {
   stage3::Runtime::wake_m(m);
-  if (m == timer_m_) poller_->interrupt();
+  if (m == duty_m()) poller_->interrupt();
 }
 
 }  // namespace gmp::stage4

@@ -31,30 +31,23 @@ P* Runtime::entersyscall(M* m, G* gp) {
 //! [handoffp]
 M* Runtime::handoffp(P* pp) {
   // Work on its queue or in the GRQ: an M runs it now.
-  if (!pp->runq.stealer().empty() ||
-      grq_size_.load(std::memory_order_relaxed) > 0) {
+  if (!pp->runq.stealer().empty() || !grq_empty()) {
     handoffs_.fetch_add(1, std::memory_order_relaxed);
     return startm(pp, /*spinning=*/false);
   }
   // Nobody looks for work (no spinning M, no idle P): this P's M spins,
   // so that work submitted meanwhile is found (Go's condition).
-  std::int32_t zero = 0;
-  if (nmspinning_.load(std::memory_order_seq_cst) +
-              npidle_.load(std::memory_order_seq_cst) ==
-          0 &&
-      nmspinning_.compare_exchange_strong(zero, 1, std::memory_order_seq_cst)) {
+  if (claim_spinning_if_nobody_looks()) {
     handoffs_.fetch_add(1, std::memory_order_relaxed);
     return startm(pp, /*spinning=*/true);
   }
   std::unique_lock lk(sched_);
-  if (gcwaiting_.load(std::memory_order_relaxed)) {  // a stop of the world
+  if (world_stopping(std::memory_order_relaxed)) {  // under sched_
     pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
     stopped_for_world();
     return nullptr;
   }
-  if (grq_size_.load(std::memory_order_relaxed) > 0 ||
-      (timer_m_ == nullptr && (ntimers_.load(std::memory_order_relaxed) > 0 ||
-                               idle_duty_wanted()))) {
+  if (!grq_empty() || duty_unwatched()) {
     // Work arrived; or timers or I/O waiters and no M watching them (this
     // was the last M that would have): an M takes the P.
     lk.unlock();
@@ -71,7 +64,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   P* pp = nullptr;
   {
     std::lock_guard lk(sched_);
-    if (!gcwaiting_.load(std::memory_order_relaxed)) {
+    if (!world_stopping(std::memory_order_relaxed)) {
       if (pidleremove(oldp)) {
         pp = oldp;
         exit_oldp_.fetch_add(1, std::memory_order_relaxed);
@@ -97,7 +90,7 @@ void Runtime::exitsyscall0(M* m, G* gp) {
   P* pp = nullptr;
   {
     std::lock_guard lk(sched_);
-    if (!gcwaiting_.load(std::memory_order_relaxed)) pp = pidleget();
+    if (!world_stopping(std::memory_order_relaxed)) pp = pidleget();
     if (pp == nullptr) globrunqput(gp);
   }
   if (pp != nullptr) {

@@ -47,11 +47,11 @@ Runtime::Runtime(Config config)
     : stage4::Runtime(checked(config)),
       preempt_(config.preempt),
       time_slice_(config.time_slice),
-      syscalltick_(new std::atomic<std::uint32_t>[allp_.capacity()]()),
+      syscalltick_(new std::atomic<std::uint32_t>[stage3::kMaxProcs]()),
       stall_threshold_(config.stall_threshold),
       stall_sink_(config.stall_sink) {}
 
-// sysmon runs only while running_ is set (start_watchers and stop_watchers
+// sysmon runs only while a run is under way (start_watchers and stop_watchers
 // are within the run), so stage 3's check covers it, and comes before
 // sysmon_'s destructor would end the program with std::terminate.
 Runtime::~Runtime() { fatal_if_running("stage5::Runtime"); }
@@ -66,7 +66,7 @@ void Runtime::reset_run_state() {
 }
 
 void Runtime::start_watchers() {
-  ticks_.assign(allp_.capacity(), Tick{});  // no snapshot from a past run
+  ticks_.assign(stage3::kMaxProcs, Tick{});  // no snapshot from a past run
   sysmon_stop_.clear();
   sysmon_ = std::thread(&Runtime::sysmon, this);
 }
@@ -105,7 +105,7 @@ Stats Runtime::stats() const {
 // spends most of its time outside safe points (in the allocator, say) is
 // still stopped within a few tries.
 void Runtime::sysmon() {
-  sysmon_trace_ = trace_.buffer(trace::kSysmonThread);
+  sysmon_trace_ = watcher_trace(trace::kSysmonThread);
   const auto watch = std::max<microseconds>(
       kSysmonMinDelay,
       std::chrono::duration_cast<microseconds>(time_slice_) / 10);
@@ -174,9 +174,8 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
   std::vector<P*>& ps = sysmon_ps_;  // the Ps of this moment, under the lock
   {
     std::lock_guard lk(sched_);
-    int procs = gomaxprocs_.load(std::memory_order_relaxed);
     ps.clear();  // keeps its capacity: no allocation per wake
-    for (int i = 0; i < procs; ++i) ps.push_back(allp_[i].get());
+    for (int i = 0; i < nprocs(); ++i) ps.push_back(allp(i));
   }
   bool acted = false;
   *running = false;
@@ -225,7 +224,7 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
 }
 
 // Sends the preemption signal to the Ms collected by this round. Their
-// thread ids are read under the sched lock, which keeps allm_ alive; a
+// thread ids are read under the sched lock, which keeps the Ms alive; a
 // thread that has exited meanwhile gets nothing (tgkill fails), and a
 // signal that arrives late finds no request and is ignored.
 void Runtime::signal_ms() {
@@ -233,10 +232,8 @@ void Runtime::signal_ms() {
   {
     std::lock_guard lk(sched_);
     for (int& id : ids) {
-      id = id >= 0 && static_cast<std::size_t>(id) < allm_.size()
-               ? allm_[static_cast<std::size_t>(id)]->tid.load(
-                     std::memory_order_relaxed)
-               : 0;
+      M* m = m_by_id(id);
+      id = m != nullptr ? m->tid.load(std::memory_order_relaxed) : 0;
     }
   }
   for (int tid : ids) {

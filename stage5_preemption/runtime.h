@@ -97,7 +97,7 @@ using stage4::yield;
 /// for it: p.h): the P's M is in a blocking call and kept the P, to take it
 /// back on return unless sysmon or a stop of the world took it first.
 /// Stored without the sched lock by entersyscall (seq_cst: a Dekker pair
-/// with the stop of the world's gcwaiting_), and left only by a
+/// with the stop of the world's world_stopping), and left only by a
 /// compare-exchange whose winner owns the P and its queue (acq_rel for
 /// exitsyscall and retake; seq_cst, under the lock, in a stop).
 inline constexpr PStatus kPSyscall = static_cast<PStatus>(2);

@@ -25,7 +25,7 @@ std::string ms(std::chrono::steady_clock::duration d) {
 void Runtime::report_stalls(Clock::time_point now) {
   std::vector<std::string> lines;
   {
-    std::lock_guard lk(sched_);  // keeps allm_ alive
+    std::lock_guard lk(sched_);  // keeps the Ms alive (m_by_id)
     for (P* pp : sysmon_ps_) {
       Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
       if (pp->status.load(std::memory_order_relaxed) != PStatus::kRunning ||
@@ -34,10 +34,9 @@ void Runtime::report_stalls(Clock::time_point now) {
         continue;
       }
       int mid = pp->m_id.load(std::memory_order_relaxed);
-      if (mid < 0 || static_cast<std::size_t>(mid) >= allm_.size()) continue;
-      std::uint64_t goid =
-          allm_[static_cast<std::size_t>(mid)]->curg_goid.load(
-              std::memory_order_relaxed);
+      M* m = m_by_id(mid);
+      if (m == nullptr) continue;
+      std::uint64_t goid = m->curg_goid.load(std::memory_order_relaxed);
       if (goid == 0) continue;  // the M is between goroutines
       t.stall_reported = true;
       lines.push_back("goroutine " + std::to_string(goid) + " has run for " +

@@ -29,11 +29,11 @@ constexpr std::chrono::milliseconds kRetakeAnyway{10};  // Go's 10 ms rule
 }  // namespace
 
 void Runtime::stop_unattended_ps() {
-  for (int i = 0; i < gomaxprocs_.load(std::memory_order_relaxed); ++i) {
+  for (int i = 0; i < nprocs(); ++i) {
     PStatus s = kPSyscall;
     // seq_cst: the load half of a Dekker pair with entersyscall (it stores
-    // kPSyscall, then loads gcwaiting_).
-    if (allp_[i]->status.compare_exchange_strong(s, PStatus::kStopped,
+    // kPSyscall, then reads world_stopping).
+    if (allp(i)->status.compare_exchange_strong(s, PStatus::kStopped,
                                                  std::memory_order_seq_cst)) {
       stopped_for_world();
     }
@@ -52,11 +52,11 @@ P* Runtime::entersyscall(M* m, G* gp) {
   syscalltick_[static_cast<std::size_t>(pp->id)].fetch_add(
       1, std::memory_order_relaxed);
   // seq_cst: a store-then-load against stop_the_world's store of
-  // gcwaiting_ then its compare-exchange of our status (Dekker): either it
-  // sees kPSyscall and takes the P, or we see gcwaiting_ below. Also the
+  // gcwaiting then its compare-exchange of our status (Dekker): either it
+  // sees kPSyscall and takes the P, or we see world_stopping below. Also the
   // release of everything this M wrote as the P's owner.
   pp->status.store(kPSyscall, std::memory_order_seq_cst);
-  if (gcwaiting_.load(std::memory_order_seq_cst)) {
+  if (world_stopping(std::memory_order_seq_cst)) {
     // Go's entersyscall_gcwait: a stop of the world waits for this P.
     std::lock_guard lk(sched_);
     PStatus s = kPSyscall;
@@ -101,8 +101,8 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
     return false;
   }
   if (pp->runq.stealer().empty() &&
-      nmspinning_.load(std::memory_order_relaxed) +
-              npidle_.load(std::memory_order_relaxed) >
+      nmspinning(std::memory_order_relaxed) +
+              npidle(std::memory_order_relaxed) >
           0 &&
       now - t.syscallwhen < kRetakeAnyway) {
     return false;
