@@ -15,7 +15,10 @@
 ///   - close wakes every receiver (they receive "closed": std::nullopt) and
 ///     every sender (they panic: "send on closed channel"); receivers drain
 ///     the buffered values before they see "closed".
-/// Only the parking differs per stage: that is the `S` parameter.
+/// Each operation is a part that needs no wait (send_now, recv_now) and a
+/// park; the non-blocking forms (try_send, try_recv) and select (select.h)
+/// use the same parts. Only the parking differs per stage: that is the `S`
+/// parameter.
 /// ```
 #pragma once
 
@@ -32,6 +35,11 @@
 #include "common/scheduler.h"
 
 namespace gmp {
+
+namespace detail {
+template <class T, class S>
+struct ChanAccess;  // select.h's way in
+}  // namespace detail
 
 /// A Go channel of T with `cap` buffered slots (0: unbuffered, every send
 /// meets a receive). Each stage exports it as `Chan<T>`.
@@ -72,22 +80,11 @@ class BasicChan {
   void send(T value) {
     G g = S::current_g("Chan::send");
     std::unique_lock lk(lock_);
-    if (closed_) {
+    check_send(g, lk, "Chan::send");
+    Sudog* wake = nullptr;
+    if (send_now(value, wake)) {
       lk.unlock();
-      throw Panic("send on closed channel");
-    }
-    check_same_runtime<S>(recvq_, g, "Chan::send", /*all=*/false);
-    if (Sudog* r = recvq_.dequeue()) {  // a receiver waits: hand it over
-      static_cast<std::optional<T>*>(r->elem)->emplace(std::move(value));
-      r->success = true;
-      lk.unlock();
-      S::ready(*r);
-      return;
-    }
-    if (qcount_ < cap_) {  // room in the buffer
-      buf_[sendx_].emplace(std::move(value));
-      sendx_ = next(sendx_);
-      ++qcount_;
+      if (wake != nullptr) S::ready(*wake);
       return;
     }
     Sudog me(g, S::goid(g));  // block until a receiver takes `value`
@@ -96,6 +93,23 @@ class BasicChan {
     if (!me.success) throw Panic("send on closed channel");  // woken by close
   }
 
+  /// Sends `value` only if that needs no wait (Go's `select { case ch <- v:
+  /// default: }`): a receiver waits, or the buffer has room. Returns
+  /// whether it was sent; `value` is moved from only then. Throws
+  /// gmp::Panic("send on closed channel") if the channel is closed.
+  bool try_send(T& value) {
+    G g = S::current_g("Chan::try_send");
+    std::unique_lock lk(lock_);
+    check_send(g, lk, "Chan::try_send");
+    Sudog* wake = nullptr;
+    if (!send_now(value, wake)) return false;
+    lk.unlock();
+    if (wake != nullptr) S::ready(*wake);
+    return true;
+  }
+  /// try_send of a temporary (dropped if not sent).
+  bool try_send(T&& value) { return try_send(value); }
+
   /// Receives a value (Go's `v, ok := <-ch`), blocking until one is there.
   /// Returns std::nullopt (Go's ok == false) once the channel is closed and
   /// its buffer drained.
@@ -103,20 +117,34 @@ class BasicChan {
     G g = S::current_g("Chan::recv");
     std::unique_lock lk(lock_);
     check_same_runtime<S>(sendq_, g, "Chan::recv", /*all=*/false);
-    if (Sudog* s = sendq_.dequeue()) return recv_from_sender(*s, lk);
-    if (qcount_ > 0) {  // a buffered value
-      T v = std::move(*buf_[recvx_]);
-      buf_[recvx_].reset();
-      recvx_ = next(recvx_);
-      --qcount_;
-      return v;
+    std::optional<T> slot;
+    Sudog* wake = nullptr;
+    if (recv_now(slot, wake)) {
+      lk.unlock();
+      if (wake != nullptr) S::ready(*wake);
+      return slot;
     }
-    if (closed_) return std::nullopt;
-    std::optional<T> slot;  // block until a sender fills `slot`
-    Sudog me(g, S::goid(g));
+    Sudog me(g, S::goid(g));  // block until a sender fills `slot`
     me.elem = &slot;
     park_on<S>(recvq_, me, lk, WaitReason::kChanReceive);
     return slot;  // still empty when woken by close
+  }
+
+  /// Receives only if that needs no wait (Go's `select { case v, ok :=
+  /// <-ch: default: }`): returns false if nothing is there and the channel
+  /// is open; else true, with `out` the value, or std::nullopt if the
+  /// channel is closed and drained (Go's ok == false).
+  bool try_recv(std::optional<T>& out) {
+    G g = S::current_g("Chan::try_recv");
+    std::unique_lock lk(lock_);
+    check_same_runtime<S>(sendq_, g, "Chan::try_recv", /*all=*/false);
+    std::optional<T> slot;
+    Sudog* wake = nullptr;
+    if (!recv_now(slot, wake)) return false;
+    lk.unlock();
+    if (wake != nullptr) S::ready(*wake);
+    out = std::move(slot);
+    return true;
   }
 
   /// Closes the channel (Go's `close(ch)`): wakes all blocked receivers
@@ -149,6 +177,7 @@ class BasicChan {
   std::size_t cap() const noexcept { return cap_; }
 
  private:
+  friend struct detail::ChanAccess<T, S>;
   using G = typename S::G;
   using Sudog = gmp::Sudog<G>;
 
@@ -163,10 +192,61 @@ class BasicChan {
     return i + 1 == cap_ ? 0 : i + 1;
   }
 
+  // Go's chansend's checks, lock_ held: a send on a closed channel panics
+  // (the lock released first), and a receiver it would wake must be of the
+  // sender's runtime.
+  void check_send(G g, std::unique_lock<RuntimeLock>& lk, const char* op) {
+    if (closed_) {
+      lk.unlock();
+      throw Panic("send on closed channel");
+    }
+    check_same_runtime<S>(recvq_, g, op, /*all=*/false);
+  }
+
+  // The part of a send that needs no wait (Go's chansend before its park),
+  // lock_ held and the channel open: `value` goes to a waiting receiver
+  // (claimed and returned in `wake`, to be readied once lock_ is released)
+  // or into the buffer. Whether it went; `value` is moved from only then.
+  bool send_now(T& value, Sudog*& wake) {
+    if (Sudog* r = recvq_.dequeue()) {  // a receiver waits: hand it over
+      static_cast<std::optional<T>*>(r->elem)->emplace(std::move(value));
+      r->success = true;
+      wake = r;
+      return true;
+    }
+    if (qcount_ < cap_) {  // room in the buffer
+      buf_[sendx_].emplace(std::move(value));
+      sendx_ = next(sendx_);
+      ++qcount_;
+      return true;
+    }
+    return false;
+  }
+
+  // The part of a receive that needs no wait (Go's chanrecv before its
+  // park), lock_ held: a waiting sender's value (the sender claimed and
+  // returned in `wake`), a buffered value, or, closed and drained, nothing
+  // (`slot` stays empty). Whether the receive completed.
+  bool recv_now(std::optional<T>& slot, Sudog*& wake) {
+    if (Sudog* s = sendq_.dequeue()) {
+      slot.emplace(take_from_sender(*s));
+      wake = s;
+      return true;
+    }
+    if (qcount_ > 0) {  // a buffered value
+      slot.emplace(std::move(*buf_[recvx_]));
+      buf_[recvx_].reset();
+      recvx_ = next(recvx_);
+      --qcount_;
+      return true;
+    }
+    return closed_;
+  }
+
   // Go's recv(): sender `s` was claimed from sendq_ with lock_ held.
   // Unbuffered: take the sender's value. Buffer full: take its head, and
   // the sender's value goes to the tail (the slot just freed).
-  T recv_from_sender(Sudog& s, std::unique_lock<RuntimeLock>& lk) {
+  T take_from_sender(Sudog& s) {
     T& sent = *static_cast<T*>(s.elem);
     T v = std::move(cap_ == 0 ? sent : *buf_[recvx_]);
     if (cap_ != 0) {
@@ -175,8 +255,6 @@ class BasicChan {
       sendx_ = recvx_;
     }
     s.success = true;
-    lk.unlock();
-    S::ready(s);
     return v;
   }
 

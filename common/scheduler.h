@@ -14,7 +14,7 @@
 ///
 /// Protocol (Go's gopark with an unlock function):
 ///   1. The goroutine locks the object, finds it must wait, puts a Sudog on
-///      the object's WaitQ and calls S::park(sudog, lock, reason).
+///      the object's WaitQ and calls S::park(sudog, unlock, reason).
 ///   2. park records the goroutine as waiting, and only then releases the
 ///      object's lock. A waker must take that lock to find the sudog, so it
 ///      cannot wake the goroutine before it is recorded as waiting.
@@ -35,6 +35,7 @@
 
 #include "common/check.h"
 #include "common/errors.h"
+#include "common/park_unlock.h"
 #include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_queue.h"
@@ -50,19 +51,20 @@ namespace gmp {
 ///  - `goid(g)`: the goroutine's id; only the goroutine itself may ask.
 ///  - `runtime_of(g)`: the runtime g belongs to, as an identity (compared,
 ///    never dereferenced); any thread, any goroutine.
-///  - `park(sudog, lock, reason)`: steps 2 and 4 above; `lock` is held on
-///    entry and released on return; returns false if the wait was cancelled
-///    (the sudog is then unlinked from its queue, see sudog.h).
+///  - `park(sudog, unlock, reason)`: steps 2 and 4 above; the locks that
+///    `unlock` releases (a ParkUnlock) are held on entry and released by
+///    the time it returns; returns false if the wait was cancelled (the
+///    sudog, and a select's other cases, are then unlinked from their
+///    queues: sudog.h).
 ///  - `ready(sudog)`: step 3; the caller claimed `sudog`; any goroutine.
 template <class S>
 concept Scheduler =
-    requires(typename S::G g, Sudog<typename S::G>& s,
-             std::unique_lock<RuntimeLock>& lock, WaitReason why,
-             const char* op) {
+    requires(typename S::G g, Sudog<typename S::G>& s, ParkUnlock unlock,
+             WaitReason why, const char* op) {
       { S::current_g(op) } -> std::same_as<typename S::G>;
       { S::goid(g) } -> std::convertible_to<std::uint64_t>;
       { S::runtime_of(g) } -> std::convertible_to<const void*>;
-      { S::park(s, lock, why) } -> std::same_as<bool>;
+      { S::park(s, unlock, why) } -> std::same_as<bool>;
       { S::ready(s) } noexcept -> std::same_as<void>;
     };
 
@@ -77,7 +79,9 @@ void park_on(WaitQ<typename S::G>& q, Sudog<typename S::G>& s,
   s.queue = &q;
   s.lock = lock.mutex();
   q.enqueue(&s);
-  if (!S::park(s, lock, why)) throw Goexit{};  // cancelled: main returned
+  if (!S::park(s, ParkUnlock::of(lock.release()), why)) {
+    throw Goexit{};  // cancelled: main returned
+  }
 }
 
 /// Readies every sudog of a chain made by WaitQ::dequeue_all. Call it after
@@ -129,8 +133,7 @@ inline void check_same_runtime(const WaitQ<typename S::G>& q, typename S::G me,
   if (first == nullptr) [[likely]] return;
   const void* mine = S::runtime_of(me);
   if (!all && S::runtime_of(first->g) == mine &&
-      first->state.load(std::memory_order_relaxed) ==
-          Sudog<typename S::G>::kWaiting) [[likely]] {
+      first->waiting()) [[likely]] {
     return;
   }
   detail::check_waiters_runtime<S>(q, mine, op, all);

@@ -19,6 +19,13 @@
 /// woken (which would be a use-after-free: the sudog is on its stack). Go
 /// uses the same idea for select (g.selectDone) and timers.
 ///
+/// A select (select.h) waits on several queues at once, with one sudog per
+/// case, chained by `waitlink` (Go's). The cases share one claim: every
+/// sudog's `claim` points at the first case's `state`, so the first party
+/// to claim any case wins them all, and the sudog it claimed is the case
+/// that fired (`fired`). The losing cases stay in their queues, skipped by
+/// every later claim, until the select's goroutine takes them out.
+///
 /// The winner also unlinks the sudog from its queue before the wakeup: a
 /// waker does it under the object's lock as it claims (WaitQ::dequeue); the
 /// runtime, which claims under its own lock, unlinks every sudog it cancelled
@@ -77,31 +84,58 @@ struct Sudog {
   WaitQ<G>* queue = nullptr;
   RuntimeLock* lock = nullptr;  ///< that object's lock (set with queue)
 
+  /// select: the next case's sudog of the same select (Go's waitlink), or
+  /// null. Set by the waiter before any case is enqueued; immutable while
+  /// they wait.
+  Sudog* waitlink = nullptr;
+  /// Set to true by the party whose claim of this sudog won (try_claim or
+  /// try_cancel): for a select, the case that fired. Written by the winner
+  /// before the wakeup, read by the waiter after it.
+  bool fired = false;
+
   /// kWaiting until one party claims the wakeup. Atomic: written by at most
   /// one winning CAS (relaxed) from any thread; read by the waiter after it
-  /// is woken, and under the object's lock by scans of its queue.
+  /// is woken, and under the object's lock by scans of its queue. A
+  /// select's cases use the first case's (see `claim`).
   std::atomic<State> state{kWaiting};
+  /// The state that the claims race on: `state`, or for a select's later
+  /// cases the first case's (set with share_claim before any is queued).
+  std::atomic<State>* claim = &state;
 
+  /// This sudog is a later case of the select whose first case is `first`:
+  /// both are won by one claim. Before either is enqueued.
+  void share_claim(Sudog& first) noexcept { claim = &first.state; }
   /// Claims the wakeup for a waker or a timer. True for exactly one caller.
   bool try_claim() noexcept { return try_move_to(kClaimed); }
   /// Claims the wakeup for the runtime's cancellation. True for one caller.
   bool try_cancel() noexcept { return try_move_to(kCancelled); }
+  /// Whether nobody has claimed the wakeup yet (for scans of a queue, under
+  /// the object's lock; any case of a select answers for all).
+  bool waiting() const noexcept {
+    // relaxed: a snapshot for a scan; only a CAS decides who wins.
+    return claim->load(std::memory_order_relaxed) == kWaiting;
+  }
   /// Whether the wait succeeded. Only the waiter, after it was woken.
   bool claimed() const noexcept {
     // relaxed: the wakeup that ended the wait happened after the winning
     // CAS and synchronizes with us (a Note's mutex, or a scheduler's
     // release of the goroutine's status and its run queue), so the final
     // value is visible.
-    return state.load(std::memory_order_relaxed) == kClaimed;
+    return claim->load(std::memory_order_relaxed) == kClaimed;
   }
 
  private:
   bool try_move_to(State to) noexcept {
     State expected = kWaiting;
     // relaxed: the CAS only decides who wins. The data the winner hands to
-    // the waiter (elem, success) is published by the wakeup that follows.
-    return state.compare_exchange_strong(expected, to,
-                                         std::memory_order_relaxed);
+    // the waiter (elem, success, fired) is published by the wakeup that
+    // follows.
+    if (!claim->compare_exchange_strong(expected, to,
+                                        std::memory_order_relaxed)) {
+      return false;
+    }
+    fired = true;
+    return true;
   }
 };
 

@@ -74,8 +74,7 @@ class WaitQ {
   template <class F>
   void for_each_waiting(F&& f) const {
     for (const Sudog* s = first_; s != nullptr; s = s->next) {
-      if (s->state.load(std::memory_order_relaxed) == Sudog::kWaiting &&
-          !f(*s)) {
+      if (s->waiting() && !f(*s)) {
         return;
       }
     }
@@ -112,15 +111,28 @@ class WaitQ {
   Sudog* last_ = nullptr;   // newest waiter
 };
 
-/// For a runtime that cancelled `s` (Sudog::try_cancel): unlinks it from
-/// the queue it waits in, if any, under that queue's object lock. Call with
-/// no object lock held (lock order: object lock, then runtime lock), and
-/// for every cancelled sudog before waking any of their goroutines.
+/// For a runtime that cancelled `s` (Sudog::try_cancel): unlinks it, and
+/// the other cases of its select (the waitlink chain), from the queues
+/// they wait in, each under its object's lock. Call with no object lock
+/// held (lock order: object lock, then runtime lock), and for every
+/// cancelled sudog before waking any of their goroutines.
 template <class G>
 void unlink_cancelled(Sudog<G>& s) {
-  if (s.queue == nullptr) return;  // a wait in no queue (a sleep)
-  std::lock_guard lk(*s.lock);
-  s.queue->remove(&s);
+  for (Sudog<G>* c = &s; c != nullptr; c = c->waitlink) {
+    if (c->queue == nullptr) continue;  // a wait in no queue (a sleep)
+    std::lock_guard lk(*c->lock);
+    c->queue->remove(c);
+  }
+}
+
+/// For a runtime that cancelled `s` before it parked, while the objects'
+/// locks are still held (the park's own check for an exit under way):
+/// unlinks it and the other cases of its select from their queues.
+template <class G>
+void unlink_cancelled_locked(Sudog<G>& s) noexcept {
+  for (Sudog<G>* c = &s; c != nullptr; c = c->waitlink) {
+    if (c->queue != nullptr) c->queue->remove(c);
+  }
 }
 
 }  // namespace gmp

@@ -11,6 +11,8 @@ std::string_view to_string(WaitReason r) noexcept {
     case WaitReason::kSyncWaitGroupWait: return "sync.WaitGroup.Wait";
     case WaitReason::kSleep: return "sleep";
     case WaitReason::kIOWait: return "IO wait";
+    case WaitReason::kSelect: return "select";
+    case WaitReason::kSelectNoCases: return "select (no cases)";
   }
   return "unknown wait reason";
 }

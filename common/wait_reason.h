@@ -18,6 +18,8 @@ enum class WaitReason : std::uint8_t {
   kSyncWaitGroupWait,  ///< Go's waitReasonSyncWaitGroupWait: WaitGroup::wait
   kSleep,              ///< Go's waitReasonSleep: in sleep_for
   kIOWait,             ///< Go's waitReasonIOWait: on the network poller
+  kSelect,             ///< Go's waitReasonSelect: in select (select.h)
+  kSelectNoCases,      ///< Go's waitReasonSelectNoCases: a select with none
 };
 
 /// Go's text for `r` (waitReasonStrings), for example "chan receive".

@@ -35,6 +35,8 @@ struct Api {
   static void go(std::function<void()> fn) { stage1::go(std::move(fn)); }
   /// stage1::yield
   static void yield() { stage1::yield(); }
+  /// stage1::block (Go's `select {}`)
+  [[noreturn]] static void block() { stage1::block(); }
   /// stage1::sleep_for
   static void sleep_for(std::chrono::nanoseconds d) { stage1::sleep_for(d); }
 };

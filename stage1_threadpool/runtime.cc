@@ -231,7 +231,7 @@ void sleep_for(std::chrono::nanoseconds d) {
   Worker* w = Sched::current_g("sleep_for");
   if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
   Sudog<Worker*> s(w, w->goid);
-  if (!w->rt->park(w, s, nullptr, WaitReason::kSleep, d)) throw Goexit{};
+  if (!w->rt->park(w, s, ParkUnlock{}, WaitReason::kSleep, d)) throw Goexit{};
 }
 
 }  // namespace gmp::stage1

@@ -64,6 +64,7 @@
 
 #include "common/chan.h"
 #include "common/mutex.h"
+#include "common/select.h"
 #include "common/wait_group.h"
 #include "stage1_threadpool/config.h"
 #include "stage1_threadpool/sched.h"
@@ -79,6 +80,10 @@ using Chan = BasicChan<T, Sched>;
 using Mutex = BasicMutex<Sched>;
 /// Go's sync.WaitGroup for stage 1 goroutines.
 using WaitGroup = BasicWaitGroup<Sched>;
+/// Go's `select {}`: the calling goroutine waits forever (gmp::block).
+/// select itself, and its cases, are gmp::select, gmp::recv_case,
+/// gmp::send_case and gmp::default_case (common/select.h).
+[[noreturn]] inline void block() { gmp::block<Sched>(); }
 
 /// Counters of one Runtime::run, for tests, demos and benchmarks.
 /// Conservation: created == finished + exited + never_started.
@@ -151,8 +156,8 @@ class Runtime {
   void execute(Task task);
   void newproc(std::function<void()> fn);
   void exit_after_main(std::unique_lock<std::mutex>& lk);
-  bool park(Worker* w, Sudog<Worker*>& s, std::unique_lock<RuntimeLock>* lk,
-            WaitReason why, std::chrono::nanoseconds timeout);
+  bool park(Worker* w, Sudog<Worker*>& s, ParkUnlock unlock, WaitReason why,
+            std::chrono::nanoseconds timeout);
   void ready(Worker* w) noexcept;
   void checkdead();
   bool exiting() const;  // main has returned (protocol 4); any thread

@@ -29,18 +29,17 @@ std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
 const void* Sched::runtime_of(G g) noexcept { return g->rt; }
 
-bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
-                 WaitReason why) {
-  return s.g->rt->park(s.g, s, &lock, why, std::chrono::nanoseconds::max());
+bool Sched::park(Sudog<G>& s, ParkUnlock unlock, WaitReason why) {
+  return s.g->rt->park(s.g, s, unlock, why, std::chrono::nanoseconds::max());
 }
 
 void Sched::ready(Sudog<G>& s) noexcept { s.g->rt->ready(s.g); }
 
-// Protocol 3 of runtime.h. `lk` is the object's lock (null for a sleep);
+// Protocol 3 of runtime.h. `unlock` releases the objects' locks (nothing
+// for a sleep);
 // `timeout` is max() for an untimed wait. Runs on w's own thread.
-bool Runtime::park(Worker* w, Sudog<Worker*>& s,
-                   std::unique_lock<RuntimeLock>* lk, WaitReason why,
-                   std::chrono::nanoseconds timeout) {
+bool Runtime::park(Worker* w, Sudog<Worker*>& s, ParkUnlock unlock,
+                   WaitReason why, std::chrono::nanoseconds timeout) {
   // Clear before anyone can claim s: a waker needs the object's lock (still
   // held) and the exit path needs w->parked (set below, under mu_).
   w->note.clear();
@@ -50,8 +49,8 @@ bool Runtime::park(Worker* w, Sudog<Worker*>& s,
       // main has returned: do not block at all. No waker can have claimed s
       // (its object's lock is still held), so cancel and unlink it here.
       GMP_CHECK(s.try_cancel(), "a sudog was claimed before it was parked");
-      if (s.queue != nullptr) s.queue->remove(&s);
-      if (lk != nullptr) lk->unlock();
+      unlink_cancelled_locked(s);  // a select's other cases too
+      unlock();
       return false;
     }
     w->parked = &s;
@@ -62,7 +61,7 @@ bool Runtime::park(Worker* w, Sudog<Worker*>& s,
       checkdead();
     }
   }
-  if (lk != nullptr) lk->unlock();  // from here on, s may be claimed
+  unlock();  // from here on, s may be claimed
 
   bool woken = true;
   if (timeout == std::chrono::nanoseconds::max()) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "common/park_unlock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
 
@@ -30,11 +31,10 @@ struct Sched {
   /// common/scheduler.h's check_same_runtime). Any thread.
   static const void* runtime_of(G g) noexcept;
 
-  /// Go's gopark: records the goroutine as waiting, releases `lock`, and
+  /// Go's gopark: records the goroutine as waiting, calls `unlock`, and
   /// blocks the worker thread until ready(s) (returns true) or until the
   /// runtime cancels the wait at exit (returns false).
-  static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
-                   WaitReason why);
+  static bool park(Sudog<G>& s, ParkUnlock unlock, WaitReason why);
 
   /// Go's goready: wakes the worker thread of `s`, which the caller claimed.
   static void ready(Sudog<G>& s) noexcept;

@@ -35,6 +35,8 @@ struct Api {
   }
   /// stage2::yield
   static void yield() { stage2::yield(); }
+  /// stage2::block (Go's `select {}`)
+  [[noreturn]] static void block() { stage2::block(); }
   /// stage2::sleep_for
   static void sleep_for(std::chrono::nanoseconds d) { stage2::sleep_for(d); }
 };

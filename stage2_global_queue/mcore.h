@@ -13,6 +13,7 @@
 
 #include "common/fault.h"
 #include "common/runtime_lock.h"
+#include "common/park_unlock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
 #include "stage2_global_queue/context.h"
@@ -46,7 +47,7 @@ struct MCore {
   // Arguments of a kPark request (Go's m.waitunlockf and friends), then
   // of a kGoexit one:
   Sudog<G*>* park_sudog = nullptr;     ///< the sudog to park with
-  RuntimeLock* park_unlock = nullptr;  ///< object lock park_m releases
+  ParkUnlock park_unlock;  ///< what park_m releases (objects' locks)
   WaitReason park_reason = WaitReason::kNone;  ///< the park's wait reason
   std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
   bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit

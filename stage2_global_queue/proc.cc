@@ -282,7 +282,7 @@ void Runtime::park_m(M* m, G* gp) {
       // Exiting: do not park. Nobody can have claimed s (its object's lock
       // is still held), so cancel and unlink it; gp throws Goexit.
       GMP_CHECK(s->try_cancel(), "a sudog was claimed before it was parked");
-      if (s->queue != nullptr) s->queue->remove(s);
+      unlink_cancelled_locked(*s);  // a select's other cases too
       casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
       globrunqput(gp);
     } else {
@@ -302,7 +302,7 @@ void Runtime::park_m(M* m, G* gp) {
     }
   }
   // Only now may a waker see gp: release the object's lock.
-  if (m->park_unlock != nullptr) m->park_unlock->unlock();
+  m->park_unlock();
 }
 //! [park_m]
 
@@ -338,9 +338,8 @@ Sched::G Sched::current_g(const char* op) {
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
-bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
-                 WaitReason why) {
-  return park_current(s.g, s, lock.release(), why, Clock::time_point{});
+bool Sched::park(Sudog<G>& s, ParkUnlock unlock, WaitReason why) {
+  return park_current(s.g, s, unlock, why, Clock::time_point{});
 }
 
 void Sched::ready(Sudog<G>& s) noexcept {
@@ -369,7 +368,7 @@ void sleep_for(std::chrono::nanoseconds d) {
   G* gp = Sched::current_g("sleep_for");
   if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
   Sudog<G*> s(gp, gp->goid);
-  if (!park_current(gp, s, nullptr, WaitReason::kSleep,
+  if (!park_current(gp, s, ParkUnlock{}, WaitReason::kSleep,
                     stage2::wake_time(d))) {
     throw Goexit{};
   }

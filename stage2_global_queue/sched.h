@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/runtime_lock.h"
+#include "common/park_unlock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
 #include "stage2_global_queue/g.h"
@@ -30,10 +31,9 @@ struct Sched {
   static const void* runtime_of(G g) noexcept { return g->runtime; }
 
   /// Go's gopark: switches to g0, which marks the goroutine waiting and
-  /// then releases `lock`; returns true once ready(s) made it run again, or
+  /// then calls `unlock`; returns true once ready(s) made it run again, or
   /// false if the runtime cancelled the wait at exit.
-  static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
-                   WaitReason why);
+  static bool park(Sudog<G>& s, ParkUnlock unlock, WaitReason why);
 
   /// Go's goready: makes the goroutine of `s` (claimed by the caller)
   /// runnable again, at the back of the global run queue.

@@ -149,7 +149,7 @@ void mcall_exit(MCore* m, G* gp) noexcept {
   __builtin_trap();  // goexit0 never switches back to a dead goroutine
 }
 
-bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
+bool park_current(G* gp, Sudog<G*>& s, ParkUnlock unlock, WaitReason why,
                   std::chrono::steady_clock::time_point until) noexcept {
   MCore* m = getm_core();
   m->call = MCall::kPark;

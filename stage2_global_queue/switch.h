@@ -34,9 +34,9 @@ void mcall(MCore* m, G* gp) noexcept;
 
 /// Parks the running goroutine `gp`: records the request on its M (Go's
 /// gopark) and switches to g0, whose park_m marks it waiting and then
-/// releases `unlock` (may be null). `until` is the wake time of a kSleep.
-/// Returns whether the wait succeeded (false: cancelled at exit). On gp.
-bool park_current(G* gp, Sudog<G*>& s, RuntimeLock* unlock, WaitReason why,
+/// calls `unlock`. `until` is the wake time of a kSleep. Returns whether
+/// the wait succeeded (false: cancelled at exit). On gp.
+bool park_current(G* gp, Sudog<G*>& s, ParkUnlock unlock, WaitReason why,
                   std::chrono::steady_clock::time_point until) noexcept;
 
 /// First thing a goroutine does on its new stack.

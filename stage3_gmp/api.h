@@ -35,6 +35,8 @@ struct Api {
   }
   /// stage3::yield
   static void yield() { stage3::yield(); }
+  /// stage3::block (Go's `select {}`)
+  [[noreturn]] static void block() { stage3::block(); }
   /// stage3::sleep_for
   static void sleep_for(std::chrono::nanoseconds d) { stage3::sleep_for(d); }
 };

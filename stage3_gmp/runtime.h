@@ -93,6 +93,7 @@
 #include "common/counting_lock.h"
 #include "common/function_type.h"
 #include "common/mutex.h"
+#include "common/select.h"
 #include "common/note.h"
 #include "common/runtime_lock.h"
 #include "common/wait_group.h"
@@ -121,6 +122,10 @@ using Chan = BasicChan<T, Sched>;
 using Mutex = BasicMutex<Sched>;
 /// Go's sync.WaitGroup for stage 3 goroutines.
 using WaitGroup = BasicWaitGroup<Sched>;
+/// Go's `select {}`: the calling goroutine waits forever (gmp::block).
+/// select itself, and its cases, are gmp::select, gmp::recv_case,
+/// gmp::send_case and gmp::default_case (common/select.h).
+[[noreturn]] inline void block() { gmp::block<Sched>(); }
 
 /// Counters of one Runtime::run. Conservation: created == finished +
 /// exited + never_started.

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/runtime_lock.h"
+#include "common/park_unlock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
 #include "stage2_global_queue/g.h"
@@ -29,8 +30,7 @@ struct Sched {
   static const void* runtime_of(G g) noexcept { return g->runtime; }
 
   /// Go's gopark (see stage 2): returns false if cancelled at exit.
-  static bool park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
-                   WaitReason why);
+  static bool park(Sudog<G>& s, ParkUnlock unlock, WaitReason why);
 
   /// Go's goready: the goroutine of `s` (claimed by the caller) goes to the
   /// calling goroutine's P as runnext, and an idle P is woken if needed.

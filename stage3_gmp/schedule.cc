@@ -310,7 +310,7 @@ void Runtime::park_m(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
   if (exiting_.load(std::memory_order_seq_cst) && s->try_cancel()) {
     // main has returned: do not park. The object's lock is still ours.
-    if (s->queue != nullptr) s->queue->remove(s);
+    unlink_cancelled_locked(*s);  // a select's other cases too
     gp->waiting = nullptr;
     gp->waitreason.store(WaitReason::kNone, std::memory_order_relaxed);
     casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
@@ -327,7 +327,7 @@ void Runtime::park_m(M* m, G* gp) {
   } else {
     nblocked_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (m->park_unlock != nullptr) m->park_unlock->unlock();
+  m->park_unlock();
 }
 
 [[gnu::always_inline]] inline void Runtime::gosched_m(M* m, G* gp) {
@@ -431,10 +431,8 @@ Sched::G Sched::current_g(const char* op) { return current_m(op)->curg; }
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
-bool Sched::park(Sudog<G>& s, std::unique_lock<RuntimeLock>& lock,
-                 WaitReason why) {
-  return stage2::park_current(s.g, s, lock.release(), why,
-                              Clock::time_point{});
+bool Sched::park(Sudog<G>& s, ParkUnlock unlock, WaitReason why) {
+  return stage2::park_current(s.g, s, unlock, why, Clock::time_point{});
 }
 
 void Sched::ready(Sudog<G>& s) noexcept {
@@ -460,7 +458,7 @@ void sleep_for(std::chrono::nanoseconds d) {
   G* gp = Sched::current_g("sleep_for");
   if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
   Sudog<G*> s(gp, gp->goid);
-  if (!stage2::park_current(gp, s, nullptr, WaitReason::kSleep,
+  if (!stage2::park_current(gp, s, ParkUnlock{}, WaitReason::kSleep,
                     stage2::wake_time(d))) {
     throw Goexit{};
   }

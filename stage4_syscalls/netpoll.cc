@@ -163,7 +163,8 @@ Netpoller::Wake Netpoller::wait(PollDesc* pd, PollMode mode) {
   if (waiters_.fetch_add(1, std::memory_order_relaxed) == 0) {
     if (Host* h = host_.load(std::memory_order_acquire)) h->first_waiter();
   }
-  bool woken = stage3::Sched::park(s, lk, WaitReason::kIOWait);
+  bool woken = stage3::Sched::park(s, ParkUnlock::of(lk.release()),
+                                   WaitReason::kIOWait);
   waiters_.fetch_sub(1, std::memory_order_relaxed);
   if (!woken) throw Goexit{};  // main returned; the runtime unlinked s
   return Wake::kRetry;  // the caller re-checks closing and the deadline

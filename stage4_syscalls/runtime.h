@@ -74,6 +74,7 @@ using stage3::M;
 using stage3::PStatus;
 using stage3::getm;
 using stage3::P;
+using stage3::block;
 using stage3::Chan;
 using stage3::gomaxprocs;
 using stage3::go;

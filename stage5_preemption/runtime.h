@@ -80,6 +80,7 @@
 namespace gmp::stage5 {
 
 using stage4::blocking;
+using stage4::block;
 using stage4::Chan;
 using stage2::GStatus;
 using stage4::G;

@@ -1,0 +1,35 @@
+/// \file
+/// cheaprand: a fast, per-thread pseudo-random number (Go's cheaprand, the
+/// wyrand generator), for choices that must be fair but not secret:
+/// select's poll order. Not for cryptography; not reproducible by seed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <thread>
+
+namespace gmp {
+
+/// A pseudo-random 32-bit number from the calling thread's own generator
+/// (wyrand: one add and one 64x64->128 multiply). Any thread; each thread's
+/// sequence starts from its id and the time.
+inline std::uint32_t cheaprand() noexcept {
+  thread_local std::uint64_t state =
+      std::hash<std::thread::id>{}(std::this_thread::get_id()) ^
+      static_cast<std::uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count());
+  state += 0xa0761d6478bd642fULL;
+  __uint128_t m = static_cast<__uint128_t>(state) * (state ^ 0xe7037ed1a0b428dbULL);
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(m >> 64) ^
+                                    static_cast<std::uint64_t>(m));
+}
+
+/// A pseudo-random number in [0, n), n > 0 (Lemire's multiply-shift, as
+/// Go's cheaprandn: no division, a bias below 2^-32 * n).
+inline std::uint32_t cheaprandn(std::uint32_t n) noexcept {
+  return static_cast<std::uint32_t>(
+      (static_cast<std::uint64_t>(cheaprand()) * n) >> 32);
+}
+
+}  // namespace gmp
