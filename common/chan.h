@@ -38,7 +38,7 @@ namespace gmp {
 
 namespace detail {
 template <class T, class S>
-struct ChanAccess;  // select.h's way in
+struct ChanAccess;  // select.h's and time.h's way in (below)
 }  // namespace detail
 
 /// A Go channel of T with `cap` buffered slots (0: unbuffered, every send
@@ -269,5 +269,35 @@ class BasicChan {
   WaitQ<G> recvq_;  // receivers parked on an empty channel
   WaitQ<G> sendq_;  // senders parked on a full channel
 };
+
+namespace detail {
+
+// What select (select.h) and the timers (time.h) need of a channel beyond
+// its public operations: its lock, queues, and the parts of send and
+// receive that need no wait. The callers hold the lock where Chan would.
+template <class T, class S>
+struct ChanAccess {
+  using Chan = BasicChan<T, S>;
+  using Sudog = gmp::Sudog<typename S::G>;
+  static RuntimeLock* lock(Chan* c) { return &c->lock_; }
+  static WaitQ<typename S::G>& recvq(Chan* c) { return c->recvq_; }
+  static WaitQ<typename S::G>& sendq(Chan* c) { return c->sendq_; }
+  static bool closed(Chan* c) { return c->closed_; }
+  static bool send_now(Chan* c, T& v, Sudog*& wake) {
+    return c->send_now(v, wake);
+  }
+  static bool recv_now(Chan* c, std::optional<T>& slot, Sudog*& wake) {
+    return c->recv_now(slot, wake);
+  }
+  static bool drop_buffered(Chan* c) {  // a value in the buffer, dropped
+    if (c->qcount_ == 0) return false;
+    c->buf_[c->recvx_].reset();
+    c->recvx_ = c->next(c->recvx_);
+    --c->qcount_;
+    return true;
+  }
+};
+
+}  // namespace detail
 
 }  // namespace gmp

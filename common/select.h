@@ -111,24 +111,6 @@ SendCase<T, S> send_case(BasicChan<T, S>* ch, U&& value) {
 
 namespace detail {
 
-// What select needs of a channel beyond its public operations: its lock,
-// queues, and the parts of send and receive that need no wait.
-template <class T, class S>
-struct ChanAccess {
-  using Chan = BasicChan<T, S>;
-  using Sudog = gmp::Sudog<typename S::G>;
-  static RuntimeLock* lock(Chan* c) { return &c->lock_; }
-  static WaitQ<typename S::G>& recvq(Chan* c) { return c->recvq_; }
-  static WaitQ<typename S::G>& sendq(Chan* c) { return c->sendq_; }
-  static bool closed(Chan* c) { return c->closed_; }
-  static bool send_now(Chan* c, T& v, Sudog*& wake) {
-    return c->send_now(v, wake);
-  }
-  static bool recv_now(Chan* c, std::optional<T>& slot, Sudog*& wake) {
-    return c->recv_now(slot, wake);
-  }
-};
-
 template <class C>
 struct CaseTraits {  // a default case
   static constexpr bool kDefault = true;

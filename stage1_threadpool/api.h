@@ -30,6 +30,7 @@ struct Api {
   using Chan = stage1::Chan<T>;        ///< see gmp::BasicChan
   using Mutex = stage1::Mutex;         ///< see gmp::BasicMutex
   using WaitGroup = stage1::WaitGroup;  ///< see gmp::BasicWaitGroup
+  using Timer = stage1::Timer;  ///< see gmp::BasicTimer (also Go's Ticker)
 
   /// stage1::go
   static void go(std::function<void()> fn) { stage1::go(std::move(fn)); }

@@ -39,6 +39,7 @@ void Runtime::checkdead() {
   int running = config_.procs - nidle_ - nblocked_;  // sleepers included
   if (running > 0) return;
   if (!queue_.empty() && nidle_ > 0) return;  // an idle worker will start one
+  if (!timers_.empty()) return;  // a timer will fire (protocol 6)
 
   std::string report;
   if (queue_.empty()) {

@@ -18,6 +18,11 @@ namespace gmp::stage1 {
 
 thread_local Worker* tls_worker = nullptr;
 
+namespace {
+// The runtime whose timer thread is the calling thread (go_from_timer).
+thread_local Runtime* tls_timer_rt = nullptr;
+}  // namespace
+
 Runtime::Runtime(Config config) : config_((config.validate(), config)) {}
 
 Runtime::~Runtime() {
@@ -79,6 +84,7 @@ void Runtime::exit_after_main(std::unique_lock<std::mutex>& lk) {
   state_ = State::kExiting;  // from now on go() drops, park() cancels
   exiting_.store(true, std::memory_order_relaxed);  // and yield() ends
   main_done_ = true;
+  timers_.clear();  // no timer fires after main (protocol 6)
   std::deque<Task> never_started;
   never_started.swap(queue_);
   stats_.goroutines_never_started = never_started.size();
@@ -132,12 +138,17 @@ void Runtime::start_workers() {
 // Ends the worker loops (the queue is empty), joins the threads that were
 // started, and leaves the runtime stopped. run()'s thread only.
 void Runtime::stop_workers() noexcept {
+  std::thread timer_thread;
   {
     std::lock_guard lk(mu_);
     state_ = State::kStopping;
     work_cv_.notify_all();
+    timer_cv_.notify_all();
+    timer_thread = std::move(timer_thread_);
+    timers_.clear();  // set by goroutines as they unwound: never to fire
   }
   join_workers();
+  if (timer_thread.joinable()) timer_thread.join();
   std::lock_guard lk(mu_);
   state_ = State::kStopped;
 }
@@ -225,6 +236,72 @@ void yield() {
 bool Runtime::exiting() const {
   // relaxed: a stale false only delays the Goexit to a later call.
   return exiting_.load(std::memory_order_relaxed);
+}
+
+// ---- Protocol 6: timers ----------------------------------------------------
+
+void Runtime::add_timer(RuntimeTimer* t) {
+  std::lock_guard lk(mu_);
+  if (!timer_thread_.joinable()) {  // the run's first timer
+    try {
+      timer_thread_ = std::thread(&Runtime::timerproc, this);
+    } catch (const std::system_error& e) {
+      throw std::system_error(e.code(),
+                              "stage1: could not start the timer thread");
+    }
+  }
+  if (timers_.push(t)) timer_cv_.notify_one();  // an earlier wake-up
+}
+
+bool Runtime::del_timer(RuntimeTimer* t) {
+  std::lock_guard lk(mu_);
+  return timers_.remove(t);
+}
+
+//! [timerproc]
+// Go 1.0's timerproc: sleep until the earliest timer, fire what is due.
+void Runtime::timerproc() {
+  tls_timer_rt = this;
+  std::vector<TimerFiring> fire;
+  std::unique_lock lk(mu_);
+  while (state_ != State::kStopping) {
+    auto now = std::chrono::steady_clock::now();
+    while (!timers_.empty() && timers_.earliest() <= now) {
+      TimerFiring f;
+      timers_.take_due(now, &f);  // only function timers in stage 1
+      fire.push_back(f);
+    }
+    if (!fire.empty()) {
+      lk.unlock();
+      for (const TimerFiring& f : fire) f();  // without mu_: they lock
+      fire.clear();
+      lk.lock();
+      checkdead();  // the last timer is gone: was it the last hope?
+      continue;
+    }
+    if (timers_.empty()) {
+      timer_cv_.wait(lk);
+    } else {
+      timer_cv_.wait_until(lk, timers_.earliest());
+    }
+  }
+  tls_timer_rt = nullptr;
+}
+//! [timerproc]
+
+void Sched::add_timer(RuntimeTimer& t) {
+  current_g("time")->rt->add_timer(&t);  // a UsageError on a plain thread
+}
+
+bool Sched::del_timer(RuntimeTimer& t) {
+  // acquire: see RuntimeTimer::owner. Null: in no heap (fired, stopped,
+  // or its run has ended).
+  void* owner = t.owner.load(std::memory_order_acquire);
+  return owner != nullptr && static_cast<Runtime*>(owner)->del_timer(&t);
+}
+
+void Sched::go_from_timer(std::function<void()> fn) {
+  tls_timer_rt->newproc(std::move(fn));
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

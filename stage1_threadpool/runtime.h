@@ -46,8 +46,13 @@
 ///    the program ends there, with status 0, as Go's does (common/exit.h).
 /// 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
 ///    worker is running and none can start (all blocked, or idle with nothing
-///    queued), nothing can ever wake anyone: fatal error, naming every
-///    goroutine and what it waits for.
+///    queued), and no timer is pending, nothing can ever wake anyone: fatal
+///    error, naming every goroutine and what it waits for.
+/// 6. Timers (Go 1.0's timerproc): the program's timers (common/time.h) are
+///    in one heap under mu_; the run's first timer starts a timer thread,
+///    which sleeps until the earliest and calls the due timers' functions
+///    without mu_ (they send on a channel, or queue a goroutine). A
+///    sleep_for is not a timer here: the worker sleeps with its goroutine.
 /// ```
 #pragma once
 
@@ -60,11 +65,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "common/chan.h"
 #include "common/mutex.h"
+#include "common/timer.h"
 #include "common/select.h"
+#include "common/time.h"
 #include "common/wait_group.h"
 #include "stage1_threadpool/config.h"
 #include "stage1_threadpool/sched.h"
@@ -84,6 +92,12 @@ using WaitGroup = BasicWaitGroup<Sched>;
 /// select itself, and its cases, are gmp::select, gmp::recv_case,
 /// gmp::send_case and gmp::default_case (common/select.h).
 [[noreturn]] inline void block() { gmp::block<Sched>(); }
+
+/// Go's time.Timer and time.Ticker (common/time.h): Timer::new_timer,
+/// Timer::after, Timer::after_func and Timer::new_ticker are Go's
+/// time.NewTimer, time.After, time.AfterFunc and time.NewTicker.
+using Timer = BasicTimer<Sched>;
+using Ticker = Timer;  ///< Go's time.Ticker: a Timer from new_ticker
 
 /// Counters of one Runtime::run, for tests, demos and benchmarks.
 /// Conservation: created == finished + exited + never_started.
@@ -161,6 +175,11 @@ class Runtime {
   void ready(Worker* w) noexcept;
   void checkdead();
   bool exiting() const;  // main has returned (protocol 4); any thread
+  // Timers (protocol 6): Sched::add_timer's and del_timer's work, and the
+  // timer thread's loop.
+  void add_timer(RuntimeTimer* t);
+  bool del_timer(RuntimeTimer* t);
+  void timerproc();
 
   const Config config_;  // immutable
 
@@ -179,6 +198,11 @@ class Runtime {
   bool main_done_ = false;
   std::uint64_t next_goid_ = 1;  // main is goroutine 1, as in Go
   Stats stats_;
+  TimerHeap timers_{this};  // the program's timers (protocol 6)
+  std::condition_variable timer_cv_;  // the timer thread waits here
+  // Started by a run's first timer, joined by stop_workers (mu_ guards
+  // the handle; only run()'s thread joins it).
+  std::thread timer_thread_;
 
   // state_ == kExiting, readable without mu_ for yield()'s check. Written
   // under mu_ with state_; relaxed (see exiting()).

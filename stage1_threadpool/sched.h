@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include "common/park_unlock.h"
 #include "common/sudog.h"
+#include "common/timer.h"
 #include "common/wait_reason.h"
 
 namespace gmp::stage1 {
@@ -38,6 +40,15 @@ struct Sched {
 
   /// Go's goready: wakes the worker thread of `s`, which the caller claimed.
   static void ready(Sudog<G>& s) noexcept;
+
+  /// Go's addtimer: `t` into the calling goroutine's runtime's timer heap
+  /// (common/time.h's TimerScheduler); the timer thread fires it.
+  static void add_timer(RuntimeTimer& t);
+  /// Go's deltimer: `t` out of its runtime's heap; whether it was there.
+  static bool del_timer(RuntimeTimer& t);
+  /// A goroutine running fn, queued from a timer's function (on the timer
+  /// thread).
+  static void go_from_timer(std::function<void()> fn);
 };
 
 }  // namespace gmp::stage1

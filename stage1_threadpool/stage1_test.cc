@@ -14,12 +14,14 @@
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/select_suite.h"
+#include "testing/time_suite.h"
 #include "testing/helpers.h"
 
 namespace gmp::testing {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiSuite, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, SelectSuite, stage1::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, TimeSuite, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, SelectDeathTest, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiDeathTest, stage1::Api);
 

@@ -27,6 +27,7 @@ struct Api {
   using Chan = stage2::Chan<T>;         ///< see gmp::BasicChan
   using Mutex = stage2::Mutex;          ///< see gmp::BasicMutex
   using WaitGroup = stage2::WaitGroup;  ///< see gmp::BasicWaitGroup
+  using Timer = stage2::Timer;  ///< see gmp::BasicTimer (also Go's Ticker)
 
   /// stage2::go
   template <class F>

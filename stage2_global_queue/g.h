@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/sudog.h"
+#include "common/timer.h"
 #include "common/wait_reason.h"
 #include "stage2_global_queue/context.h"
 #include "stage2_global_queue/stack.h"
@@ -88,6 +89,9 @@ struct G {
   // here; park_m sets `waiting` before it publishes kWaiting.
   bool started = false;          ///< has run; at exit unstarted Gs are dropped
   Sudog<G*>* waiting = nullptr;  ///< its sudog while kWaiting (Go: g.waiting)
+  /// The timer of its sleep_for (Go's g.timer): f null, arg its sudog; in
+  /// the runtime's timer heap while it sleeps (heap fields: sched lock).
+  RuntimeTimer timer;
   /// When it parked (coarse_now(), as steady_clock ticks); relaxed: read
   /// by goroutine dumps while the goroutine may park again.
   std::atomic<std::chrono::steady_clock::rep> waitsince{0};

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/note.h"
+#include "common/timer.h"
 #include "common/runtime_lock.h"
 #include "common/sudog.h"
 #include "common/wait_reason.h"
@@ -35,6 +36,9 @@ struct M : MCore {
   // Protected by the runtime's sched lock.
   M* schedlink = nullptr;  ///< next idle M
   bool idle = false;       ///< on the idle list
+  /// Function timers find_runnable took off the heap, to call once it has
+  /// unlocked (kept here so that the vector's memory is reused). Owner M.
+  std::vector<TimerFiring> fire;
 };
 
 /// The M whose thread is running the caller; null on other threads. Read

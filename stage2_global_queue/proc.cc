@@ -63,8 +63,11 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
   create_fiber(gp);
   gp->goid.store(++goidgen_, std::memory_order_relaxed);
   gp->started = false;
-  note_go_create(gp, is_main ? 0 : m->curg->goid.load(std::memory_order_relaxed),
-                 type);
+  // The parent: none for main, nor for a timer's goroutine (made on g0).
+  G* parent = is_main ? nullptr : m->curg;
+  note_go_create(
+      gp, parent != nullptr ? parent->goid.load(std::memory_order_relaxed) : 0,
+      type);
   if (trace::Buffer* t = is_main ? trace_.run_buffer() : m->trace) [[unlikely]] {
     trace_go_create(t, gp, trace::kNoP);
   }
@@ -204,17 +207,45 @@ void Runtime::mstart(M* m) {
   setm_core(nullptr);
 }
 
-// Expired timers ready their goroutines. sched_ held. If the GRQ was
-// empty, the caller's M takes the first of them next, so only the others
-// need to wake idle Ms.
-void Runtime::run_timers(Clock::time_point now) {
+// If the GRQ was empty, the caller's M takes the first sleeper readied
+// next, so only the others need to wake idle Ms.
+void Runtime::run_timers(Clock::time_point now,
+                         std::vector<TimerFiring>& fire) {
   bool ours = grq_head_ == nullptr;
   while (!timers_.empty() && timers_.earliest() <= now) {
-    Sudog<G*>* s = timers_.pop();
+    TimerFiring f;
+    RuntimeTimer* t = timers_.take_due(now, &f);
+    if (t == nullptr) {  // a function: called once sched_ is released
+      fire.push_back(f);
+      continue;
+    }
+    auto* s = static_cast<Sudog<G*>*>(t->arg);
     if (!s->try_claim()) continue;  // cancelled meanwhile
     ready_locked(s->g, /*wake=*/!ours);
     ours = false;
   }
+}
+
+void Runtime::add_timer_locked(RuntimeTimer* t) {
+  if (timers_.push(t) && timer_m_ != nullptr && timer_m_->idle) {
+    // The new timer is the earliest: the M on timer duty must resleep.
+    mremove(timer_m_);
+    timer_m_->park.wakeup();
+  } else if (timer_m_ == nullptr && t->f != nullptr) {
+    // A program's timer, set by a goroutine that runs on: an idle M takes
+    // timer duty. (A sleeper's M comes to find_runnable next and takes it.)
+    wake_idle_m();
+  }
+}
+
+void Runtime::add_timer(RuntimeTimer* t) {
+  std::lock_guard lk(sched_);
+  add_timer_locked(t);
+}
+
+bool Runtime::del_timer(RuntimeTimer* t) {
+  std::lock_guard lk(sched_);
+  return timers_.remove(t);
 }
 
 //! [find_runnable]
@@ -225,7 +256,14 @@ G* Runtime::find_runnable(M* m) {
   for (;;) {
     if (stopping_) return nullptr;
     Clock::time_point now = Clock::now();
-    run_timers(now);
+    run_timers(now, m->fire);
+    if (!m->fire.empty()) [[unlikely]] {  // timers' functions, unlocked
+      lk.unlock();
+      for (const TimerFiring& f : m->fire) f();
+      m->fire.clear();
+      lk.lock();
+      continue;
+    }
     if (G* gp = globrunqget()) {
       casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
       gp->started = true;
@@ -293,11 +331,10 @@ void Runtime::park_m(M* m, G* gp) {
       casgstatus(gp, GStatus::kRunning, GStatus::kWaiting);
       if (m->park_reason != WaitReason::kSleep) {
         ++nblocked_;
-      } else if (timers_.push(m->park_until, s) && timer_m_ != nullptr &&
-                 timer_m_->idle) {
-        // The new timer is the earliest: the M on timer duty must resleep.
-        mremove(timer_m_);
-        timer_m_->park.wakeup();
+      } else {  // Go's resetForSleep: the G's own timer
+        gp->timer.when = m->park_until;
+        gp->timer.arg = s;
+        add_timer_locked(&gp->timer);
       }
     }
   }
@@ -347,6 +384,23 @@ void Sched::ready(Sudog<G>& s) noexcept {
   Runtime* rt = getm()->rt;
   std::lock_guard lk(rt->sched_);
   rt->ready_locked(gp);
+}
+
+void Sched::add_timer(RuntimeTimer& t) {
+  current_g("time");  // a UsageError on a plain thread
+  getm()->rt->add_timer(&t);
+}
+
+bool Sched::del_timer(RuntimeTimer& t) {
+  // acquire: see RuntimeTimer::owner. Null: in no heap (fired, stopped,
+  // or its run has ended).
+  void* owner = t.owner.load(std::memory_order_acquire);
+  return owner != nullptr && static_cast<Runtime*>(owner)->del_timer(&t);
+}
+
+void Sched::go_from_timer(std::function<void()> fn) {
+  M* m = getm();  // on g0, in find_runnable
+  m->rt->newproc(std::move(fn), m, nullptr);
 }
 
 void go(std::function<void()> fn, const std::type_info* type) {

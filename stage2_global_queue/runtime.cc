@@ -99,6 +99,7 @@ void Runtime::run(std::function<void()> main) {
 void Runtime::end_run() noexcept {
   trace_.finish({.stage = "stage2", .procs = config_.procs});
   std::lock_guard lk(sched_);
+  timers_.clear();  // set by goroutines as they unwound: never to fire
   running_ = false;
 }
 
@@ -165,11 +166,9 @@ void Runtime::exit_after_main() {
     for (auto& g : allgs_) {
       Sudog<G*>* s = g->waiting;
       if (g->readgstatus() != GStatus::kWaiting || !s->try_cancel()) continue;
-      if (g->waitreason.load(std::memory_order_relaxed) == WaitReason::kSleep) {
-        timers_.remove(s);
-      }
       cancelled.push_back(s);
     }
+    timers_.clear();  // sleepers cancelled; no timer fires after main
   }
   for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);
   for (G* gp : never_started) gp->fn = nullptr;  // destroyed, never run

@@ -69,6 +69,7 @@
 #include "common/function_type.h"
 #include "common/mutex.h"
 #include "common/select.h"
+#include "common/time.h"
 #include "common/note.h"
 #include "common/wait_group.h"
 #include "stage2_global_queue/config.h"
@@ -77,7 +78,7 @@
 #include "stage2_global_queue/m.h"
 #include "stage2_global_queue/sched.h"
 #include "stage2_global_queue/stack.h"
-#include "stage2_global_queue/timers.h"
+#include "common/timer.h"
 #include "trace/tracer.h"
 
 /// Stage 2: green threads on M OS threads, one global run queue
@@ -95,6 +96,12 @@ using WaitGroup = BasicWaitGroup<Sched>;
 /// select itself, and its cases, are gmp::select, gmp::recv_case,
 /// gmp::send_case and gmp::default_case (common/select.h).
 [[noreturn]] inline void block() { gmp::block<Sched>(); }
+
+/// Go's time.Timer and time.Ticker (common/time.h): Timer::new_timer,
+/// Timer::after, Timer::after_func and Timer::new_ticker are Go's
+/// time.NewTimer, time.After, time.AfterFunc and time.NewTicker.
+using Timer = BasicTimer<Sched>;
+using Ticker = Timer;  ///< Go's time.Ticker: a Timer from new_ticker
 
 /// Counters of one Runtime::run. Conservation: created == finished +
 /// exited + never_started.
@@ -186,7 +193,15 @@ class Runtime {
   void mremove(M* m);
   void wake_idle_m();
   void casgstatus(G* gp, GStatus from, GStatus to);
-  void run_timers(std::chrono::steady_clock::time_point now);
+  // Due timers, sched_ held: sleepers are readied; function timers are
+  // recorded in `fire`, for the caller to call once it has unlocked.
+  void run_timers(std::chrono::steady_clock::time_point now,
+                  std::vector<TimerFiring>& fire);
+  // A timer into the heap, sched_ held; the M on timer duty resleeps if
+  // it is now the earliest.
+  void add_timer_locked(RuntimeTimer* t);
+  void add_timer(RuntimeTimer* t);  // Sched::add_timer's work; takes sched_
+  bool del_timer(RuntimeTimer* t);  // Sched::del_timer's work; takes sched_
   // runtime.cc: the life of a run.
   void start_ms();
   void stop_ms() noexcept;
@@ -207,7 +222,7 @@ class Runtime {
   M* midle_ = nullptr;     // idle Ms, linked by schedlink (Go's sched.midle)
   int nmidle_ = 0;
   M* timer_m_ = nullptr;   // the idle M sleeping until the next timer
-  Timers timers_;          // sleeping goroutines, earliest first
+  TimerHeap timers_{this};  // sleepers and function timers, earliest first
   std::vector<std::unique_ptr<G>> allgs_;  // every G ever made (Go's allgs)
   G* gfree_ = nullptr;     // dead Gs with their stacks (Go's sched.gFree)
   std::uint64_t goidgen_ = 0;  // last goroutine id given

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include "common/runtime_lock.h"
 #include "common/park_unlock.h"
 #include "common/sudog.h"
+#include "common/timer.h"
 #include "common/wait_reason.h"
 #include "stage2_global_queue/g.h"
 
@@ -38,6 +40,14 @@ struct Sched {
   /// Go's goready: makes the goroutine of `s` (claimed by the caller)
   /// runnable again, at the back of the global run queue.
   static void ready(Sudog<G>& s) noexcept;
+
+  /// Go's addtimer: `t` into the calling goroutine's runtime's timer heap
+  /// (common/time.h's TimerScheduler).
+  static void add_timer(RuntimeTimer& t);
+  /// Go's deltimer: `t` out of its runtime's heap; whether it was there.
+  static bool del_timer(RuntimeTimer& t);
+  /// A goroutine running fn, made from a timer's function on an M's g0.
+  static void go_from_timer(std::function<void()> fn);
 };
 
 }  // namespace gmp::stage2

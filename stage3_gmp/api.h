@@ -27,6 +27,7 @@ struct Api {
   using Chan = stage3::Chan<T>;         ///< see gmp::BasicChan
   using Mutex = stage3::Mutex;          ///< see gmp::BasicMutex
   using WaitGroup = stage3::WaitGroup;  ///< see gmp::BasicWaitGroup
+  using Timer = stage3::Timer;  ///< see gmp::BasicTimer (also Go's Ticker)
 
   /// stage3::go
   template <class F>

@@ -41,7 +41,10 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
   gp->goid.store(newgoid(pp), std::memory_order_relaxed);
   gp->started = false;
   stage2::note_go_create(
-      gp, m != nullptr ? m->curg->goid.load(std::memory_order_relaxed) : 0,
+      gp,
+      m != nullptr && m->curg != nullptr  // none for main or a timer's
+          ? m->curg->goid.load(std::memory_order_relaxed)
+          : 0,
       type);
   if (trace::Buffer* t = m != nullptr ? m->trace : trace_.run_buffer())
       [[unlikely]] {

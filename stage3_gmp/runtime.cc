@@ -150,6 +150,8 @@ void Runtime::run(std::function<void()> main) {
 void Runtime::end_run() noexcept {
   trace_.finish(trace_info());
   std::lock_guard lk(sched_);
+  timers_.clear();  // set by goroutines as they unwound: never to fire
+  ntimers_.store(0, std::memory_order_relaxed);
   running_ = false;
 }
 
@@ -196,11 +198,9 @@ void Runtime::exit_after_main() {
         continue;
       }
       cancelled.push_back(g->waiting);
-      if (g->waitreason.load(std::memory_order_relaxed) == WaitReason::kSleep) {
-        timers_.remove(g->waiting);
-      }
     }
-    ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
+    timers_.clear();  // sleepers cancelled; no timer fires after main
+    ntimers_.store(0, std::memory_order_relaxed);
   }
   for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);  // before any wakes
   for (Sudog<G*>* s : cancelled) ready(s->g, m->p);     // they throw Goexit

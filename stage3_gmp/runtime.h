@@ -94,13 +94,14 @@
 #include "common/function_type.h"
 #include "common/mutex.h"
 #include "common/select.h"
+#include "common/time.h"
 #include "common/note.h"
 #include "common/runtime_lock.h"
 #include "common/wait_group.h"
 #include "stage2_global_queue/g.h"
 #include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/stack.h"
-#include "stage2_global_queue/timers.h"
+#include "common/timer.h"
 #include "stage3_gmp/config.h"
 #include "stage3_gmp/m.h"
 #include "stage3_gmp/p.h"
@@ -126,6 +127,12 @@ using WaitGroup = BasicWaitGroup<Sched>;
 /// select itself, and its cases, are gmp::select, gmp::recv_case,
 /// gmp::send_case and gmp::default_case (common/select.h).
 [[noreturn]] inline void block() { gmp::block<Sched>(); }
+
+/// Go's time.Timer and time.Ticker (common/time.h): Timer::new_timer,
+/// Timer::after, Timer::after_func and Timer::new_ticker are Go's
+/// time.NewTimer, time.After, time.AfterFunc and time.NewTicker.
+using Timer = BasicTimer<Sched>;
+using Ticker = Timer;  ///< Go's time.Ticker: a Timer from new_ticker
 
 /// Counters of one Runtime::run. Conservation: created == finished +
 /// exited + never_started.
@@ -414,9 +421,18 @@ class Runtime {
   /// Go's gopreempt_m, on g0: gp, stopped at a safe point, goes to the GRQ
   /// (behind everything queued there) and m schedules another.
   void gopreempt_m(M* m, G* gp);
-  /// The goroutines whose sleep is over become runnable, on pp's queue (m's
-  /// own P); an idle M takes the duty of the next timer. Without sched_.
+  /// The due timers fire: sleepers become runnable, on pp's queue (m's own
+  /// P), then the program's timers' functions run, on this M, without
+  /// sched_; an idle M takes the duty of the next timer. Without sched_.
   void run_timers(P* pp, std::chrono::steady_clock::time_point now);
+  /// A timer into the heap; the M on timer duty resleeps if it is now the
+  /// earliest, and an idle M takes the duty if nobody has it. sched_ held.
+  void add_timer_locked(RuntimeTimer* t);
+  /// Sched::add_timer's work. Takes sched_.
+  void add_timer(RuntimeTimer* t);
+  /// Sched::del_timer's work: t out of the heap; whether it was in. Takes
+  /// sched_.
+  bool del_timer(RuntimeTimer* t);
   // stw.cc: stopping the world, GOMAXPROCS.
   /// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
   /// are taken at once; Ms holding one give it up at their next scheduling
@@ -593,7 +609,7 @@ class Runtime {
                                          ///< wakep and spinning checks
   G* gfree_ = nullptr;  ///< global free list, fed by full P caches
   std::atomic<int> ngfree_{0};  ///< written under sched_; peeked without it
-  stage2::Timers timers_;        ///< sleeping goroutines
+  TimerHeap timers_{this};  ///< sleepers and function timers (timer.h)
   std::atomic<int> ntimers_{0};  ///< written under sched_; read without it
   M* timer_m_ = nullptr;         ///< the idle M sleeping until the next timer
   int stopwait_ = 0;             ///< Ps still to stop (stop the world)

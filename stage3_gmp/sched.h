@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 #include "common/runtime_lock.h"
 #include "common/park_unlock.h"
 #include "common/sudog.h"
+#include "common/timer.h"
 #include "common/wait_reason.h"
 #include "stage2_global_queue/g.h"
 
@@ -31,6 +33,15 @@ struct Sched {
 
   /// Go's gopark (see stage 2): returns false if cancelled at exit.
   static bool park(Sudog<G>& s, ParkUnlock unlock, WaitReason why);
+
+  /// Go's addtimer: `t` into the calling goroutine's runtime's timer heap
+  /// (common/time.h's TimerScheduler).
+  static void add_timer(RuntimeTimer& t);
+  /// Go's deltimer: `t` out of its runtime's heap; whether it was there.
+  static bool del_timer(RuntimeTimer& t);
+  /// A goroutine running fn, made from a timer's function (on an M's g0
+  /// holding a P: run_timers).
+  static void go_from_timer(std::function<void()> fn);
 
   /// Go's goready: the goroutine of `s` (claimed by the caller) goes to the
   /// calling goroutine's P as runnext, and an idle P is woken if needed.

@@ -316,14 +316,10 @@ void Runtime::park_m(M* m, G* gp) {
     casgstatus(gp, GStatus::kWaiting, GStatus::kRunnable);
     runqput(m->p, gp, /*next=*/true);  // it throws Goexit
   } else if (m->park_reason == WaitReason::kSleep) {
+    gp->timer.when = m->park_until;  // Go's resetForSleep: the G's timer
+    gp->timer.arg = s;
     std::lock_guard lk(sched_);
-    bool earliest = timers_.push(m->park_until, s);
-    ntimers_.fetch_add(1, std::memory_order_relaxed);
-    if (earliest) {
-      wake_duty_m();  // it must sleep until the new, earlier time
-    } else {
-      ensure_timer_m();  // nobody on duty: an idle M takes it
-    }
+    add_timer_locked(&gp->timer);
   } else {
     nblocked_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -367,17 +363,48 @@ void Runtime::goexit0(M* m, G* gp) {
 }
 
 void Runtime::run_timers(P* pp, Clock::time_point now) {
-  std::vector<G*> due;
+  thread_local std::vector<G*> due;
+  thread_local std::vector<TimerFiring> fire;
   {
     std::lock_guard lk(sched_);
     while (!timers_.empty() && timers_.earliest() <= now) {
-      Sudog<G*>* s = timers_.pop();
-      ntimers_.fetch_sub(1, std::memory_order_relaxed);
-      if (s->try_claim()) due.push_back(s->g);  // else cancelled meanwhile
+      TimerFiring f;
+      if (RuntimeTimer* t = timers_.take_due(now, &f)) {  // a sleeper
+        auto* s = static_cast<Sudog<G*>*>(t->arg);
+        if (s->try_claim()) due.push_back(s->g);  // else cancelled meanwhile
+      } else {
+        fire.push_back(f);  // a function: called below, without sched_
+      }
     }
-    if (!due.empty()) ensure_timer_m();  // someone waits for the next one
+    ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
+    if (!due.empty() || !fire.empty()) ensure_timer_m();  // for the next one
   }
   for (G* gp : due) ready(gp, pp);
+  due.clear();
+  for (const TimerFiring& f : fire) f();
+  fire.clear();
+}
+
+void Runtime::add_timer_locked(RuntimeTimer* t) {
+  bool earliest = timers_.push(t);
+  ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
+  if (earliest) {
+    wake_duty_m();  // it must sleep until the new, earlier time
+  } else {
+    ensure_timer_m();  // nobody on duty: an idle M takes it
+  }
+}
+
+void Runtime::add_timer(RuntimeTimer* t) {
+  std::lock_guard lk(sched_);
+  add_timer_locked(t);
+}
+
+bool Runtime::del_timer(RuntimeTimer* t) {
+  std::lock_guard lk(sched_);
+  bool removed = timers_.remove(t);
+  ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
+  return removed;
 }
 
 // ---- The Scheduler interface and the free functions ------------------------
@@ -439,6 +466,22 @@ void Sched::ready(Sudog<G>& s) noexcept {
   G gp = s.g;  // s may vanish once gp runs again
   M* m = getm();
   m->rt->ready(gp, m->p);
+}
+
+void Sched::add_timer(RuntimeTimer& t) {
+  current_m("time")->rt->add_timer(&t);  // a UsageError on a plain thread
+}
+
+bool Sched::del_timer(RuntimeTimer& t) {
+  // acquire: see RuntimeTimer::owner. Null: in no heap (fired, stopped,
+  // or its run has ended).
+  void* owner = t.owner.load(std::memory_order_acquire);
+  return owner != nullptr && static_cast<Runtime*>(owner)->del_timer(&t);
+}
+
+void Sched::go_from_timer(std::function<void()> fn) {
+  M* m = getm();  // on g0, holding a P, in run_timers
+  m->rt->newproc(std::move(fn), m, nullptr);
 }
 
 void go(std::function<void()> fn, const std::type_info* type) {

@@ -81,6 +81,8 @@ using stage3::go;
 using stage3::kMaxProcs;
 using stage3::Mutex;
 using stage3::sleep_for;
+using stage3::Ticker;
+using stage3::Timer;
 using stage3::WaitGroup;
 
 /// Stage 4's own request to g0 (stage2::MCall): exitsyscall0, for a

@@ -91,6 +91,8 @@ using stage4::Mutex;
 using stage4::P;
 using stage4::PStatus;
 using stage4::sleep_for;
+using stage4::Ticker;
+using stage4::Timer;
 using stage4::WaitGroup;
 using stage4::yield;
 

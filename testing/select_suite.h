@@ -32,6 +32,12 @@ class SelectSuite : public ::testing::Test {
   template <class T>
   using Chan = typename Api::template Chan<T>;
 
+  static typename Api::Config config(int procs) {
+    typename Api::Config c;
+    c.procs = procs;
+    return c;
+  }
+
   // A run with `procs` procs (more on stage 1, whose blocked goroutines
   // hold their threads: `blocked` of them at once).
   static typename Api::Stats run(int procs, int blocked,
@@ -449,9 +455,7 @@ TYPED_TEST_P(SelectSuite, SelectsWaitingWhenMainReturnsUnwind) {
     std::atomic<int>* n;
     ~Count() { n->fetch_add(1); }
   };
-  typename TypeParam::Config cfg;
-  cfg.procs = procs_for<TypeParam>(2, 3);
-  typename TypeParam::Runtime rt(cfg);
+  typename TypeParam::Runtime rt(TestFixture::config(procs_for<TypeParam>(2, 3)));
   rt.run([&] {
     TypeParam::go([&] {
       Count c{&unwound};

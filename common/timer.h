@@ -1,0 +1,205 @@
+/// \file
+/// RuntimeTimer and TimerHeap: the runtime's timers (Go's runtime/time.go
+/// timer), a sleeping goroutine's and a program's (time.h's Timer, Ticker,
+/// after_func), earliest first.
+///
+/// ```unparsed
+/// A timer is a time and what to do then. Go's runtime has one kind: a
+/// function f(arg, seq, due) that the runtime calls at `when` (and every
+/// `period` after, for a ticker). time.Sleep is a timer whose f readies the
+/// sleeping goroutine; time.After's f sends on a channel; time.AfterFunc's
+/// starts a goroutine. The course keeps the sleeper's case apart (f null,
+/// arg its Sudog): the scheduler readies it under its own lock, as before
+/// timers were values, and only the program's timers call a function.
+///
+/// f runs on the runtime's own thread of control (a timer thread, or an M
+/// on its way to schedule), never on a goroutine and never under the
+/// scheduler's lock: it must not block. It may do what a channel's
+/// non-blocking send does, and ready goroutines (Scheduler::ready).
+///
+/// seq is how a stop or reset cancels a firing already under way: the
+/// runtime reads seq when it takes the timer off the heap, under its lock,
+/// and passes it to f (with the time it was due: a late firing still
+/// reports its own time, as Go's sendTime does); a stop removes the timer
+/// under that lock and then increments seq, so an f that was already
+/// taken sees a seq that is no longer the timer's and does nothing
+/// (time.h).
+/// ```
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace gmp {
+
+/// One timer. The fields marked "heap" are protected by the lock of the
+/// heap that holds it (a scheduler's lock); the rest belong to its owner.
+struct RuntimeTimer {
+  using Clock = std::chrono::steady_clock;  ///< the timers' clock
+  /// index's value while the timer is in no heap.
+  static constexpr std::size_t kNotInHeap =
+      std::numeric_limits<std::size_t>::max();
+
+  Clock::time_point when{};     ///< heap: when it fires next
+  Clock::duration period{};     ///< heap: 0, or the interval of a ticker
+  /// What it does (null: a sleeping goroutine, whose Sudog is arg). Set by
+  /// its owner before it enters a heap; immutable while in one.
+  void (*f)(void* arg, std::uint64_t seq, Clock::time_point due) = nullptr;
+  void* arg = nullptr;  ///< f's argument, or the sleeper's Sudog
+  /// Incremented by its owner's stop and reset; read by the runtime as it
+  /// takes the timer off the heap (relaxed: the heap's lock orders the
+  /// read against a stop's removal, which comes before its increment).
+  std::atomic<std::uint64_t> seq{0};
+  /// Firings taken off the heap whose f has not returned: incremented by
+  /// the runtime under its lock as it takes the timer (take_due), and
+  /// decremented by f as its very last step (release), so that an owner
+  /// about to free the timer waits (acquire) until it is 0.
+  std::atomic<int> firing{0};
+  std::size_t index = kNotInHeap;  ///< heap: its position, or kNotInHeap
+  /// The owner of the heap that holds it (a runtime), or null: written by
+  /// the heap under its lock; read without it by a stop, to find the lock
+  /// (acquire, pairing with the push's release: a stop that sees the owner
+  /// finds the timer's place written; it then checks under the lock).
+  std::atomic<void*> owner{nullptr};
+};
+
+/// A function timer taken off a heap to fire: call it as f(arg, seq),
+/// without the heap's lock.
+struct TimerFiring {
+  /// The timer's function.
+  void (*f)(void* arg, std::uint64_t seq, RuntimeTimer::Clock::time_point due);
+  void* arg;          ///< its argument
+  std::uint64_t seq;  ///< its seq when taken
+  RuntimeTimer::Clock::time_point due;  ///< when it was due (Go's delta)
+  /// Fires it. The timer may be freed once f has returned.
+  void operator()() const { f(arg, seq, due); }
+};
+
+/// A binary min-heap of timers by `when`, each knowing its position, so
+/// that removal is O(log n) (Go's timers are a 4-ary heap; two children
+/// keep the code short). Not thread-safe: the owner's lock protects it.
+class TimerHeap {
+ public:
+  using Clock = RuntimeTimer::Clock;  ///< the timers' clock
+
+  /// An empty heap whose timers record `owner` (RuntimeTimer::owner).
+  explicit TimerHeap(void* owner) noexcept : owner_(owner) {}
+  TimerHeap(const TimerHeap&) = delete;
+  TimerHeap& operator=(const TimerHeap&) = delete;
+
+  /// Whether no timer waits.
+  bool empty() const noexcept { return heap_.empty(); }
+  /// How many timers wait.
+  std::size_t size() const noexcept { return heap_.size(); }
+  /// The earliest timer's time; only when not empty.
+  Clock::time_point earliest() const noexcept { return heap_[0]->when; }
+  /// The earliest timer; only when not empty.
+  RuntimeTimer* top() const noexcept { return heap_[0]; }
+
+  /// Adds t, in no heap, at t->when; returns whether it is now the
+  /// earliest (the one on timer duty must wake earlier).
+  bool push(RuntimeTimer* t) {
+    t->index = heap_.size();
+    heap_.push_back(t);
+    up(t->index);
+    t->owner.store(owner_, std::memory_order_release);
+    return heap_[0] == t;
+  }
+
+  /// Removes t if it is in this heap; whether it was.
+  bool remove(RuntimeTimer* t) noexcept {
+    std::size_t i = t->index;
+    if (i >= heap_.size() || heap_[i] != t) return false;
+    std::size_t last = heap_.size() - 1;
+    if (i != last) {
+      place(i, heap_[last]);
+      heap_.pop_back();
+      if (!up(i)) down(i);
+    } else {
+      heap_.pop_back();
+    }
+    t->index = RuntimeTimer::kNotInHeap;
+    t->owner.store(nullptr, std::memory_order_relaxed);  // under the lock
+    return true;
+  }
+
+  /// Removes and returns the earliest timer; only when not empty.
+  RuntimeTimer* pop() noexcept {
+    RuntimeTimer* t = heap_[0];
+    remove(t);
+    return t;
+  }
+
+  /// Takes the earliest timer, due at `now`, to fire it, the heap's lock
+  /// held: a sleeper (f null) is returned for the caller to ready, and
+  /// `*fire` is untouched; a function timer is recorded in `*fire` (its
+  /// firing counted), goes back into the heap a period later if it is a
+  /// ticker, and null is returned. Only when not empty and due.
+  RuntimeTimer* take_due(Clock::time_point now, TimerFiring* fire) {
+    RuntimeTimer* t = pop();
+    if (t->f == nullptr) return t;
+    // relaxed: both under the heap's lock, which the owner's stop takes
+    // too; the owner's wait for firing == 0 pairs with f's release.
+    t->firing.fetch_add(1, std::memory_order_relaxed);
+    *fire = TimerFiring{t->f, t->arg, t->seq.load(std::memory_order_relaxed),
+                        t->when};
+    if (t->period > Clock::duration::zero()) {  // a ticker: its next tick
+      auto missed = (now - t->when) / t->period;  // ticks nobody took
+      t->when += t->period * (missed + 1);
+      push(t);
+    }
+    return nullptr;
+  }
+
+  /// Empties the heap (a run's end): every timer is in no heap again.
+  void clear() noexcept {
+    for (RuntimeTimer* t : heap_) {
+      t->index = RuntimeTimer::kNotInHeap;
+      t->owner.store(nullptr, std::memory_order_relaxed);  // under the lock
+    }
+    heap_.clear();
+  }
+
+ private:
+  void place(std::size_t i, RuntimeTimer* t) noexcept {
+    heap_[i] = t;
+    t->index = i;
+  }
+  // Moves heap_[i] up to its place; whether it moved.
+  bool up(std::size_t i) noexcept {
+    RuntimeTimer* t = heap_[i];
+    std::size_t start = i;
+    while (i > 0) {
+      std::size_t parent = (i - 1) / 2;
+      if (heap_[parent]->when <= t->when) break;
+      place(i, heap_[parent]);
+      i = parent;
+    }
+    place(i, t);
+    return i != start;
+  }
+  // Moves heap_[i] down to its place.
+  void down(std::size_t i) noexcept {
+    RuntimeTimer* t = heap_[i];
+    const std::size_t n = heap_.size();
+    for (;;) {
+      std::size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && heap_[c + 1]->when < heap_[c]->when) ++c;
+      if (t->when <= heap_[c]->when) break;
+      place(i, heap_[c]);
+      i = c;
+    }
+    place(i, t);
+  }
+
+  void* const owner_;                // what its timers record as owner
+  std::vector<RuntimeTimer*> heap_;  // the heap; heap_[i]->index == i
+};
+
+}  // namespace gmp
