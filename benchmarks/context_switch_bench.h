@@ -15,7 +15,7 @@ namespace gmp::bench {
 /// One iteration = two switches (there and back) of gmp_context_switch.
 inline void context_switch_gmp(benchmark::State& state) {
   struct Pair {
-    stage2::Context main, other;
+    stage2::Gobuf main, other;
   } pair;
   stage2::StackPool pool(64 * 1024);
   stage2::Stack stack = pool.alloc();

@@ -31,6 +31,7 @@ struct Api {
   using Mutex = stage1::Mutex;         ///< see gmp::BasicMutex
   using WaitGroup = stage1::WaitGroup;  ///< see gmp::BasicWaitGroup
   using Timer = stage1::Timer;  ///< see gmp::BasicTimer (also Go's Ticker)
+  using Context = stage1::Context;  ///< see gmp::BasicContext
 
   /// stage1::go
   static void go(std::function<void()> fn) { stage1::go(std::move(fn)); }

@@ -13,6 +13,7 @@
 #include "stage1_threadpool/api.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
+#include "testing/context_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -22,6 +23,7 @@ namespace gmp::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiSuite, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, SelectSuite, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, TimeSuite, stage1::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ContextSuite, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, SelectDeathTest, stage1::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage1, ApiDeathTest, stage1::Api);
 

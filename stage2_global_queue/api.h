@@ -28,6 +28,7 @@ struct Api {
   using Mutex = stage2::Mutex;          ///< see gmp::BasicMutex
   using WaitGroup = stage2::WaitGroup;  ///< see gmp::BasicWaitGroup
   using Timer = stage2::Timer;  ///< see gmp::BasicTimer (also Go's Ticker)
+  using Context = stage2::Context;  ///< see gmp::BasicContext
 
   /// stage2::go
   template <class F>

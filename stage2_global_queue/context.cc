@@ -2,11 +2,11 @@
 
 namespace gmp::stage2 {
 
-void context_init(Context* ctx, void* stack_lo, std::size_t size,
+void context_init(Gobuf* ctx, void* stack_lo, std::size_t size,
                   void (*entry)(void*), void* arg) noexcept {
   auto top = (reinterpret_cast<std::uintptr_t>(stack_lo) + size) &
              ~std::uintptr_t{15};  // both ABIs: 16-byte aligned stacks
-  *ctx = Context{};
+  *ctx = Gobuf{};
 #if defined(__x86_64__)
   ctx->rsp = top;
   ctx->rip = reinterpret_cast<std::uintptr_t>(&gmp_context_trampoline);

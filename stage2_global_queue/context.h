@@ -3,7 +3,7 @@
 ///
 /// ```unparsed
 /// A goroutine (or an M's scheduler context, g0) that stops running keeps
-/// its registers in a Context, and continues later, maybe on another OS
+/// its registers in a Gobuf, and continues later, maybe on another OS
 /// thread, from exactly where it stopped. Which registers? Only those a
 /// function call must preserve (callee-saved in the ABI), the stack pointer
 /// and where to continue: context_switch is an ordinary function call, so
@@ -35,9 +35,10 @@
 
 namespace gmp::stage2 {
 
-/// The saved registers of a suspended execution context. Field order and
-/// offsets are fixed by context_offsets.h (checked below).
-struct Context {
+/// The saved registers of a suspended execution context (Go's gobuf, the
+/// `sched` field of every g). Field order and offsets are fixed by
+/// context_offsets.h (checked below).
+struct Gobuf {
 #if defined(__x86_64__)
   std::uint64_t rsp = 0;  ///< stack pointer once context_switch returns
   std::uint64_t rip = 0;  ///< where to continue (its return address)
@@ -62,32 +63,32 @@ struct Context {
 };
 
 #if defined(__x86_64__)
-static_assert(offsetof(Context, rsp) == CTX_RSP);
-static_assert(offsetof(Context, rip) == CTX_RIP);
-static_assert(offsetof(Context, rbx) == CTX_RBX);
-static_assert(offsetof(Context, rbp) == CTX_RBP);
-static_assert(offsetof(Context, r12) == CTX_R12);
-static_assert(offsetof(Context, r13) == CTX_R13);
-static_assert(offsetof(Context, r14) == CTX_R14);
-static_assert(offsetof(Context, r15) == CTX_R15);
-static_assert(offsetof(Context, mxcsr) == CTX_MXCSR);
-static_assert(offsetof(Context, x87cw) == CTX_X87CW);
+static_assert(offsetof(Gobuf, rsp) == CTX_RSP);
+static_assert(offsetof(Gobuf, rip) == CTX_RIP);
+static_assert(offsetof(Gobuf, rbx) == CTX_RBX);
+static_assert(offsetof(Gobuf, rbp) == CTX_RBP);
+static_assert(offsetof(Gobuf, r12) == CTX_R12);
+static_assert(offsetof(Gobuf, r13) == CTX_R13);
+static_assert(offsetof(Gobuf, r14) == CTX_R14);
+static_assert(offsetof(Gobuf, r15) == CTX_R15);
+static_assert(offsetof(Gobuf, mxcsr) == CTX_MXCSR);
+static_assert(offsetof(Gobuf, x87cw) == CTX_X87CW);
 #elif defined(__aarch64__)
-static_assert(offsetof(Context, sp) == CTX_SP);
-static_assert(offsetof(Context, pc) == CTX_PC);
-static_assert(offsetof(Context, x19_x28) == CTX_X19);
-static_assert(offsetof(Context, fp) == CTX_FP);
-static_assert(offsetof(Context, d8_d15) == CTX_D8);
-static_assert(offsetof(Context, fpcr) == CTX_FPCR);
+static_assert(offsetof(Gobuf, sp) == CTX_SP);
+static_assert(offsetof(Gobuf, pc) == CTX_PC);
+static_assert(offsetof(Gobuf, x19_x28) == CTX_X19);
+static_assert(offsetof(Gobuf, fp) == CTX_FP);
+static_assert(offsetof(Gobuf, d8_d15) == CTX_D8);
+static_assert(offsetof(Gobuf, fpcr) == CTX_FPCR);
 #endif
-static_assert(sizeof(Context) == CTX_SIZE);
+static_assert(sizeof(Gobuf) == CTX_SIZE);
 
 extern "C" {
 /// Saves the caller's context into `*save` and continues `*load`; returns
 /// when someone switches back to `*save`. Calling convention: the
 /// platform's C ABI (save in rdi / x0, load in rsi / x1). Does not touch
 /// memory below the stack pointer (the x86-64 red zone stays intact).
-void gmp_context_switch(Context* save, const Context* load);
+void gmp_context_switch(Gobuf* save, const Gobuf* load);
 
 /// Where a new context starts (context_init): calls entry(arg), which must
 /// never return. Not to be called.
@@ -98,7 +99,7 @@ void gmp_context_trampoline();
 /// [stack_lo, stack_lo + size), with the calling thread's floating-point
 /// control settings (as a new POSIX thread inherits its creator's).
 /// `entry` must never return: it ends by switching away for good.
-void context_init(Context* ctx, void* stack_lo, std::size_t size,
+void context_init(Gobuf* ctx, void* stack_lo, std::size_t size,
                   void (*entry)(void*), void* arg) noexcept;
 
 }  // namespace gmp::stage2

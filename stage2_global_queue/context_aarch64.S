@@ -2,7 +2,7 @@
 /* gmp_context_switch for aarch64 (AAPCS64). See context.h for what is
  * saved and why; context_offsets.h for where.
  *
- *   void gmp_context_switch(Context* save (x0), const Context* load (x1))
+ *   void gmp_context_switch(Gobuf* save (x0), const Gobuf* load (x1))
  *
  * At entry x30 (lr) holds the return address: where the saved context
  * continues. sp is the caller's (a call does not push anything on aarch64).

@@ -13,8 +13,8 @@ namespace gmp::stage2 {
 namespace {
 
 struct Pair {
-  Context main;
-  Context other;
+  Gobuf main;
+  Gobuf other;
   int switches = 0;
   int other_rounding = 0;  // what the other context saw after each resume
 };

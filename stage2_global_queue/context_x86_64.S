@@ -2,7 +2,7 @@
 /* gmp_context_switch for x86-64 System V. See context.h for what is saved
  * and why; context_offsets.h for where.
  *
- *   void gmp_context_switch(Context* save  (rdi), const Context* load (rsi))
+ *   void gmp_context_switch(Gobuf* save  (rdi), const Gobuf* load (rsi))
  *
  * Frame at entry (we were reached by `call`):
  *

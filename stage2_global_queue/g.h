@@ -64,7 +64,7 @@ struct G {
   // Written by newproc before the G is published on a run queue (ctx also
   // by each switch away from it); read by whoever runs it.
   Stack stack;               ///< [lo, lo + size), guard below lo
-  Context ctx;               ///< registers while not running (the switch)
+  Gobuf ctx;               ///< registers while not running (the switch)
   std::function<void()> fn;  ///< what it runs; destroyed by the G itself
   /// Its id; 1 is main. Set by newproc before the goroutine is published
   /// (relaxed: casgstatus's release publishes it); atomic because reports

@@ -40,7 +40,7 @@ enum class MCall : unsigned char {
 /// stack_size_field (set before the thread starts) and tid (read by others,
 /// relaxed).
 struct MCore {
-  Context g0;         ///< g0's registers while a goroutine runs
+  Gobuf g0;         ///< g0's registers while a goroutine runs
   G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
 
   MCall call = MCall::kNone;  ///< the request of the last switch to g0

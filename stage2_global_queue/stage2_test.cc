@@ -19,6 +19,7 @@
 #include "stage2_global_queue/tls.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
+#include "testing/context_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -28,6 +29,7 @@ namespace gmp::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, ApiSuite, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, SelectSuite, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, TimeSuite, stage2::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, ContextSuite, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, SelectDeathTest, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, ApiDeathTest, stage2::Api);
 

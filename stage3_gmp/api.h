@@ -28,6 +28,7 @@ struct Api {
   using Mutex = stage3::Mutex;          ///< see gmp::BasicMutex
   using WaitGroup = stage3::WaitGroup;  ///< see gmp::BasicWaitGroup
   using Timer = stage3::Timer;  ///< see gmp::BasicTimer (also Go's Ticker)
+  using Context = stage3::Context;  ///< see gmp::BasicContext
 
   /// stage3::go
   template <class F>

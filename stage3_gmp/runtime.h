@@ -90,6 +90,7 @@
 #include <vector>
 
 #include "common/chan.h"
+#include "common/context.h"
 #include "common/counting_lock.h"
 #include "common/function_type.h"
 #include "common/mutex.h"
@@ -133,6 +134,9 @@ using WaitGroup = BasicWaitGroup<Sched>;
 /// time.NewTimer, time.After, time.AfterFunc and time.NewTicker.
 using Timer = BasicTimer<Sched>;
 using Ticker = Timer;  ///< Go's time.Ticker: a Timer from new_ticker
+/// Go's context.Context (common/context.h): Context::background(),
+/// with_cancel, with_deadline, with_timeout.
+using Context = BasicContext<Sched>;
 
 /// Counters of one Runtime::run. Conservation: created == finished +
 /// exited + never_started.

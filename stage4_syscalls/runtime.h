@@ -76,6 +76,7 @@ using stage3::getm;
 using stage3::P;
 using stage3::block;
 using stage3::Chan;
+using stage3::Context;
 using stage3::gomaxprocs;
 using stage3::go;
 using stage3::kMaxProcs;

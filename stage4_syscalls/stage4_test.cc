@@ -14,6 +14,7 @@
 #include "stage4_syscalls/test_config.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
+#include "testing/context_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -23,6 +24,7 @@ namespace gmp::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, SelectSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, TimeSuite, stage4::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ContextSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, SelectDeathTest, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiDeathTest, stage4::Api);
 

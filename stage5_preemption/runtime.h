@@ -82,6 +82,7 @@ namespace gmp::stage5 {
 using stage4::blocking;
 using stage4::block;
 using stage4::Chan;
+using stage4::Context;
 using stage2::GStatus;
 using stage4::G;
 using stage4::go;

@@ -26,6 +26,7 @@
 #include "stage5_preemption/user_code.h"
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
+#include "testing/context_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -35,6 +36,7 @@ namespace gmp::testing {
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, SelectSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, TimeSuite, stage5::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ContextSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, SelectDeathTest, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiDeathTest, stage5::Api);
 
