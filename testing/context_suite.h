@@ -37,17 +37,13 @@ class ContextSuite : public ::testing::Test {
     std::optional<std::monostate> v;
     return d->try_recv(v) && !v.has_value();
   }
-  static typename Api::Stats run(int procs, int blocked,
-                                 std::function<void()> main) {
-    return run_with<Api>(procs_for<Api>(procs, blocked), std::move(main));
-  }
 };
 
 TYPED_TEST_SUITE_P(ContextSuite);
 
 // context_test.go TestBackground: never done, no deadline, no error.
 TYPED_TEST_P(ContextSuite, BackgroundIsNeverDone) {
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     auto bg = TestFixture::Context::background();
     EXPECT_EQ(bg->done(), nullptr);
     EXPECT_EQ(bg->err(), ContextErr::kNone);
@@ -60,7 +56,7 @@ TYPED_TEST_P(ContextSuite, BackgroundIsNeverDone) {
 // context cancels it and every descendant, with context.Canceled; its
 // parent and siblings go on.
 TYPED_TEST_P(ContextSuite, CancelReachesEveryDescendant) {
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using C = typename TestFixture::Context;
     auto [parent, cancel_parent] = C::with_cancel(C::background());
     auto [c1, cancel1] = C::with_cancel(parent);
@@ -92,7 +88,7 @@ TYPED_TEST_P(ContextSuite, CancelReachesEveryDescendant) {
 // context_test.go TestChildFinishesFirst: a child cancelled first leaves
 // its parent alone; a child born of a cancelled parent is born cancelled.
 TYPED_TEST_P(ContextSuite, ChildFinishesFirstAndBornCancelled) {
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using C = typename TestFixture::Context;
     auto [parent, cancel_parent] = C::with_cancel(C::background());
     auto [child, cancel_child] = C::with_cancel(parent);
@@ -113,7 +109,7 @@ TYPED_TEST_P(ContextSuite, ChildFinishesFirstAndBornCancelled) {
 TYPED_TEST_P(ContextSuite, DeadlinesCancelWithDeadlineExceeded) {
   using ms = typename TestFixture::ms;
   using Clock = typename TestFixture::Clock;
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     using C = typename TestFixture::Context;
     auto start = Clock::now();
     auto [ctx, cancel] = C::with_timeout(C::background(), ms(20));
@@ -146,7 +142,7 @@ TYPED_TEST_P(ContextSuite, DeadlinesCancelWithDeadlineExceeded) {
 // DeadlineExceeded).
 TYPED_TEST_P(ContextSuite, CancelBeforeTheDeadlineStopsTheTimer) {
   using ms = typename TestFixture::ms;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using C = typename TestFixture::Context;
     auto [ctx, cancel] = C::with_timeout(C::background(), ms(10));
     cancel();
@@ -160,7 +156,7 @@ TYPED_TEST_P(ContextSuite, CancelBeforeTheDeadlineStopsTheTimer) {
 // deadline ends it. Many goroutines waiting on one done() all wake.
 TYPED_TEST_P(ContextSuite, SelectOnDoneAndATicker) {
   using ms = typename TestFixture::ms;
-  this->run(2, 9, [] {
+  run_procs<TypeParam>(2, 9, [] {
     using C = typename TestFixture::Context;
     auto [ctx, cancel] = C::with_timeout(C::background(), ms(30));
     typename TypeParam::WaitGroup wg;
@@ -193,7 +189,7 @@ TYPED_TEST_P(ContextSuite, CancelOutsideAGoroutineIsAUsageError) {
   using C = typename TestFixture::Context;
   typename TestFixture::Ptr kept;
   typename C::CancelFunc cancel;
-  this->run(1, 0, [&] {
+  run_procs<TypeParam>(1, 0, [&] {
     auto [ctx, c] = C::with_cancel(C::background());
     kept = ctx;
     cancel = c;

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "common/stage_api.h"
 
@@ -11,6 +13,15 @@ namespace gmp::testing {
 
 using gmp::procs_for;
 using gmp::run_with;
+
+/// run_with on `procs` procs, or more on a stage whose blocked goroutines
+/// hold their threads: code that keeps `blocked` goroutines blocked at
+/// once (procs_for). Any plain thread.
+template <StageApi Api>
+typename Api::Stats run_procs(int procs, int blocked,
+                              std::function<void()> main) {
+  return run_with<Api>(procs_for<Api>(procs, blocked), std::move(main));
+}
 
 /// From inside a goroutine of `rt`: yields until at least `n` goroutines
 /// are parked on runtime objects (so a test knows they really blocked).

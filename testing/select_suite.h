@@ -38,12 +38,6 @@ class SelectSuite : public ::testing::Test {
     return c;
   }
 
-  // A run with `procs` procs (more on stage 1, whose blocked goroutines
-  // hold their threads: `blocked` of them at once).
-  static typename Api::Stats run(int procs, int blocked,
-                                 std::function<void()> main) {
-    return run_with<Api>(procs_for<Api>(procs, blocked), std::move(main));
-  }
 };
 
 TYPED_TEST_SUITE_P(SelectSuite);
@@ -52,7 +46,7 @@ TYPED_TEST_SUITE_P(SelectSuite);
 // a non-blocking send to a full one do not block, on every capacity; both
 // succeed when they can.
 TYPED_TEST_P(SelectSuite, NonBlockingOperationsNeverBlock) {
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     for (std::size_t cap : {0u, 1u, 10u}) {
       typename TestFixture::template Chan<int> c(cap);
       std::optional<int> v;
@@ -73,7 +67,7 @@ TYPED_TEST_P(SelectSuite, NonBlockingOperationsNeverBlock) {
 // A failed try_send leaves the caller's value where it was (a move-only
 // value is not lost); a successful one moves it.
 TYPED_TEST_P(SelectSuite, TrySendMovesOnlyWhatItSends) {
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     typename TestFixture::template Chan<std::unique_ptr<int>> c(1);
     auto a = std::make_unique<int>(1);
     auto b = std::make_unique<int>(2);
@@ -92,7 +86,7 @@ TYPED_TEST_P(SelectSuite, TrySendMovesOnlyWhatItSends) {
 // blocks, on unbuffered and buffered channels: retried until they go, the
 // values arrive in order.
 TYPED_TEST_P(SelectSuite, NonBlockingOperationsMeetBlockingPartners) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     for (std::size_t cap : {0u, 1u, 16u}) {
       typename TestFixture::template Chan<int> c(cap);
       typename TestFixture::template Chan<bool> done;
@@ -121,7 +115,7 @@ TYPED_TEST_P(SelectSuite, NonBlockingOperationsMeetBlockingPartners) {
 // chan_test.go TestNonblockRecvRace: a non-blocking receive on a channel
 // that holds a value, or was closed, must see it.
 TYPED_TEST_P(SelectSuite, NonBlockingReceiveSeesAReadyChannel) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     for (int i = 0; i < 500; ++i) {
       typename TestFixture::template Chan<int> c(1);
       typename TestFixture::template Chan<bool> done;
@@ -144,7 +138,7 @@ TYPED_TEST_P(SelectSuite, NonBlockingReceiveSeesAReadyChannel) {
 // at every moment (c2 is filled before c1 is drained): a select with a
 // default must take one of them.
 TYPED_TEST_P(SelectSuite, NonBlockingSelectSeesOneOfTwoReadyChannels) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     for (int i = 0; i < 500; ++i) {
       typename TestFixture::template Chan<int> c1(1), c2(1);
       typename TestFixture::template Chan<bool> done;
@@ -162,7 +156,7 @@ TYPED_TEST_P(SelectSuite, NonBlockingSelectSeesOneOfTwoReadyChannels) {
 
 // chan_test.go TestNonblockSelectRace2: as above, with close for c2.
 TYPED_TEST_P(SelectSuite, NonBlockingSelectSeesAClosedChannel) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     for (int i = 0; i < 500; ++i) {
       typename TestFixture::template Chan<int> c1(1), c2;
       typename TestFixture::template Chan<bool> done;
@@ -182,7 +176,7 @@ TYPED_TEST_P(SelectSuite, NonBlockingSelectSeesAClosedChannel) {
 // to and receiving from the same channel; a goroutine never receives its
 // own send (on an unbuffered channel it cannot: the send needs a partner).
 TYPED_TEST_P(SelectSuite, SelfSelectNeverReceivesItsOwnSend) {
-  this->run(2, 2, [] {
+  run_procs<TypeParam>(2, 2, [] {
     for (std::size_t cap : {0u, 10u}) {
       typename TestFixture::template Chan<int> c(cap);
       typename TypeParam::WaitGroup wg;
@@ -214,7 +208,7 @@ TYPED_TEST_P(SelectSuite, SelfSelectNeverReceivesItsOwnSend) {
 // count is done. Every value arrives exactly once.
 TYPED_TEST_P(SelectSuite, SelectStressEveryValueArrivesOnce) {
   static constexpr int kN = 2000;
-  this->run(2, 8, [] {
+  run_procs<TypeParam>(2, 8, [] {
     using C = typename TestFixture::template Chan<int>;
     C c0, c1, c2(2), c3(3);
     std::vector<std::atomic<int>> seen(4 * kN);
@@ -260,7 +254,7 @@ TYPED_TEST_P(SelectSuite, SelectStressEveryValueArrivesOnce) {
 // fair coin (the test fails by chance about once in 150,000 runs).
 TYPED_TEST_P(SelectSuite, SelectChoosesUniformlyAmongReadyCases) {
   static constexpr int kTrials = 10000;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     typename TestFixture::template Chan<std::uint8_t> c1(kTrials + 1),
         c2(kTrials + 1), c3, c4;
     for (int i = 0; i < kTrials + 1; ++i) {
@@ -287,7 +281,7 @@ TYPED_TEST_P(SelectSuite, SelectChoosesUniformlyAmongReadyCases) {
 // same channel parks on it twice; woken by one, it takes both cases off
 // the queue (a later sender on that channel must not find a stale one).
 TYPED_TEST_P(SelectSuite, DuplicateChannelCasesLeaveNoStaleWaiter) {
-  this->run(2, 3, [] {
+  run_procs<TypeParam>(2, 3, [] {
     using C = typename TestFixture::template Chan<int>;
     C c, d, e;
     TypeParam::go([&] {
@@ -307,7 +301,7 @@ TYPED_TEST_P(SelectSuite, DuplicateChannelCasesLeaveNoStaleWaiter) {
 // Every value arrives exactly once (a select is woken by one case only).
 TYPED_TEST_P(SelectSuite, DoubleSelectDeliversEachValueOnce) {
   static constexpr int kIterations = 4000;
-  this->run(2, 6, [] {
+  run_procs<TypeParam>(2, 6, [] {
     using C = typename TestFixture::template Chan<int>;
     C c1, c2, c3, c4, out;
     TypeParam::go([&] {  // the sender
@@ -352,7 +346,7 @@ TYPED_TEST_P(SelectSuite, DoubleSelectDeliversEachValueOnce) {
 // case on a closed channel always can (ok == false); a send case on a
 // closed channel panics, whether closed before or during the wait.
 TYPED_TEST_P(SelectSuite, NullClosedAndPanickingCasesBehaveAsGo) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     using C = typename TestFixture::template Chan<int>;
     C* nil = nullptr;
     C open, closed;
@@ -376,7 +370,7 @@ TYPED_TEST_P(SelectSuite, NullClosedAndPanickingCasesBehaveAsGo) {
 // test/chan/select.go: a select whose every case waits hands a value to
 // the first partner, from either side, and reports the case.
 TYPED_TEST_P(SelectSuite, ABlockedSelectIsWokenByEitherSide) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     using C = typename TestFixture::template Chan<int>;
     C a, b;
     TypeParam::go([&] { a.send(1); });
@@ -393,7 +387,7 @@ TYPED_TEST_P(SelectSuite, ABlockedSelectIsWokenByEitherSide) {
 // Cases of different element types, and a move-only value: the value a
 // send case does not send is dropped with the case, never half-sent.
 TYPED_TEST_P(SelectSuite, CasesOfDifferentTypesAndMoveOnlyValues) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     typename TestFixture::template Chan<std::string> s;
     typename TestFixture::template Chan<std::unique_ptr<int>> p;
     TypeParam::go([&] { s.send("hello"); });
@@ -411,7 +405,7 @@ TYPED_TEST_P(SelectSuite, CasesOfDifferentTypesAndMoveOnlyValues) {
 // arrives once.
 TYPED_TEST_P(SelectSuite, OppositeOrdersDoNotDeadlock) {
   static constexpr int kN = 3000;
-  this->run(2, 4, [] {
+  run_procs<TypeParam>(2, 4, [] {
     using C = typename TestFixture::template Chan<int>;
     C a, b;
     typename TypeParam::WaitGroup wg;

@@ -30,12 +30,6 @@ class TimeSuite : public ::testing::Test {
  protected:
   using Clock = std::chrono::steady_clock;
   using ms = std::chrono::milliseconds;
-  // A run with `procs` procs (more on stage 1: `blocked` goroutines
-  // blocked at once hold their threads).
-  static typename Api::Stats run(int procs, int blocked,
-                                 std::function<void()> main) {
-    return run_with<Api>(procs_for<Api>(procs, blocked), std::move(main));
-  }
 };
 
 TYPED_TEST_SUITE_P(TimeSuite);
@@ -44,7 +38,7 @@ TYPED_TEST_SUITE_P(TimeSuite);
 // time no earlier than d after the call.
 TYPED_TEST_P(TimeSuite, AfterDeliversNoEarlierThanItsDuration) {
   using Clock = typename TestFixture::Clock;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     for (auto d : {std::chrono::milliseconds(0), std::chrono::milliseconds(2),
                    std::chrono::milliseconds(10)}) {
       auto start = Clock::now();
@@ -60,7 +54,7 @@ TYPED_TEST_P(TimeSuite, AfterDeliversNoEarlierThanItsDuration) {
 // sleep_test.go TestAfterFunc: a chain of ten after_func calls, each
 // started from the previous one's goroutine, all run.
 TYPED_TEST_P(TimeSuite, AfterFuncChainRunsEveryLink) {
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     using Timer = typename TypeParam::Timer;
     typename TypeParam::template Chan<bool> done;
     std::atomic<int> i{10};
@@ -90,7 +84,7 @@ TYPED_TEST_P(TimeSuite, AfterFuncChainRunsEveryLink) {
 // unstopped one among them does.
 TYPED_TEST_P(TimeSuite, StoppedTimersNeitherSendNorRun) {
   using ms = typename TestFixture::ms;
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     using Timer = typename TypeParam::Timer;
     std::atomic<bool> ran{false};
     Timer f = Timer::after_func(ms(20), [&] { ran.store(true); });
@@ -113,7 +107,7 @@ TYPED_TEST_P(TimeSuite, StoppedTimersNeitherSendNorRun) {
 TYPED_TEST_P(TimeSuite, StopAndResetLeaveNoStaleValue) {
   using ms = typename TestFixture::ms;
   using Clock = typename TestFixture::Clock;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using Timer = typename TypeParam::Timer;
     Timer t = Timer::new_timer(ms(1));
     TypeParam::sleep_for(ms(10));  // it fired; nobody received
@@ -140,7 +134,7 @@ TYPED_TEST_P(TimeSuite, StopAndResetLeaveNoStaleValue) {
 TYPED_TEST_P(TimeSuite, ResetBeforeFiringMovesTheTime) {
   using ms = typename TestFixture::ms;
   using Clock = typename TestFixture::Clock;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using Timer = typename TypeParam::Timer;
     auto start = Clock::now();
     Timer t = Timer::new_timer(ms(5));
@@ -159,7 +153,7 @@ TYPED_TEST_P(TimeSuite, ResetBeforeFiringMovesTheTime) {
 TYPED_TEST_P(TimeSuite, TickerTicksUntilStopped) {
   using ms = typename TestFixture::ms;
   using Clock = typename TestFixture::Clock;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using Timer = typename TypeParam::Timer;
     auto start = Clock::now();
     Timer tk = Timer::new_ticker(ms(2));
@@ -188,7 +182,7 @@ TYPED_TEST_P(TimeSuite, TickerTicksUntilStopped) {
 // changes nothing. Zero and negative timers fire at once.
 TYPED_TEST_P(TimeSuite, BadIntervalsPanicAsGoAndZeroFiresAtOnce) {
   using ms = typename TestFixture::ms;
-  this->run(1, 0, [] {
+  run_procs<TypeParam>(1, 0, [] {
     using Timer = typename TypeParam::Timer;
     for (auto d : {ms(0), ms(-1)}) {
       try {
@@ -215,7 +209,7 @@ TYPED_TEST_P(TimeSuite, BadIntervalsPanicAsGoAndZeroFiresAtOnce) {
 // fires when the channel stays empty, and the channel's when it is not.
 TYPED_TEST_P(TimeSuite, SelectWithATimeout) {
   using ms = typename TestFixture::ms;
-  this->run(2, 1, [] {
+  run_procs<TypeParam>(2, 1, [] {
     typename TypeParam::template Chan<int> c;
     EXPECT_EQ(select(recv_case(c), recv_case(TypeParam::Timer::after(
                                        ms(5)).c())),
@@ -231,7 +225,7 @@ TYPED_TEST_P(TimeSuite, SelectWithATimeout) {
 // starting, stopping and resetting timers at seeded random moments; every
 // timer not stopped delivers exactly once, every stopped one never.
 TYPED_TEST_P(TimeSuite, StressManyTimersStopAndFire) {
-  this->run(2, 8, [] {
+  run_procs<TypeParam>(2, 8, [] {
     using Timer = typename TypeParam::Timer;
     typename TypeParam::WaitGroup wg;
     std::atomic<int> delivered{0}, expected{0};
@@ -267,7 +261,7 @@ TYPED_TEST_P(TimeSuite, PendingTimersDieWithTheRun) {
   using Timer = typename TypeParam::Timer;
   std::atomic<bool> ran{false};
   std::optional<Timer> outlives;
-  auto stats = this->run(1, 0, [&] {
+  auto stats = run_procs<TypeParam>(1, 0, [&] {
     outlives.emplace(Timer::after_func(std::chrono::seconds(10), [&] { ran.store(true); }));
   });
   EXPECT_TRUE(conserved(stats));
