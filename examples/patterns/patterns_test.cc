@@ -172,6 +172,43 @@ TYPED_TEST(PatternsTest, WeightedSemaphoreServesWaitersInOrder) {
   });
 }
 
+// x/sync's TestWeightedAcquireCtx and TestAllocCancelDoesntStarve: an
+// acquire whose context ends first takes nothing and reports why; a
+// cancelled waiter at the head lets the ones behind it through.
+TYPED_TEST(PatternsTest, WeightedSemaphoreAcquireGivesUpWithItsContext) {
+  using Api = TypeParam;
+  using Ctx = typename Api::Context;
+  run_with<Api>(procs_for<Api>(2, 2), [] {
+    WeightedSemaphore<Api> sem(10);
+    sem.acquire(1);
+    auto [expired, cancel_expired] =
+        Ctx::with_timeout(Ctx::background(), std::chrono::milliseconds(5));
+    EXPECT_EQ(sem.acquire(expired, 10), ContextErr::kDeadlineExceeded);
+    EXPECT_EQ(sem.held(), 1);
+    cancel_expired();
+    EXPECT_EQ(sem.acquire(expired, 1), ContextErr::kDeadlineExceeded)
+        << "a done context acquires nothing";
+
+    auto [big_ctx, cancel_big] = Ctx::with_cancel(Ctx::background());
+    typename Api::template Chan<ContextErr> big_result(1);
+    Api::go([&, ctx = big_ctx] { big_result.send(sem.acquire(ctx, 10)); });
+    while (sem.try_acquire(1)) {  // until the big one waits
+      sem.release(1);
+      Api::yield();
+    }
+    typename Api::template Chan<ContextErr> small_result(1);
+    Api::go([&] {
+      small_result.send(sem.acquire(Ctx::background(), 1));
+    });
+    cancel_big();
+    EXPECT_EQ(big_result.recv(), std::optional(ContextErr::kCanceled));
+    EXPECT_EQ(small_result.recv(), std::optional(ContextErr::kNone))
+        << "a cancelled waiter starved the one behind it";
+    EXPECT_EQ(sem.held(), 2);
+    sem.release(2);
+  });
+}
+
 TYPED_TEST(PatternsTest, WeightedSemaphoreErrorsLoseNothing) {
   using Api = TypeParam;
   EXPECT_THROW(WeightedSemaphore<Api>(0), std::invalid_argument);

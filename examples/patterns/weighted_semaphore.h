@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <deque>
+#include <optional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
+#include "common/context.h"
 #include "common/errors.h"
+#include "common/select.h"
 #include "common/stage_api.h"
 
 namespace gmp::patterns {
@@ -19,8 +23,8 @@ namespace gmp::patterns {
 /// units, waiting (the goroutine parks) until they are free; release(n)
 /// gives them back. Waiters are served first come, first served, as in
 /// x/sync: a large request at the head is not starved by small ones behind
-/// it. Go's Acquire also takes a context; the course has none, so a caller
-/// that must not wait uses try_acquire.
+/// it. acquire(ctx, n) is x/sync's Acquire: it gives up when the context
+/// is done; acquire(n) waits as long as it takes (Go's with Background).
 ///
 /// Errors (nothing is taken or given back when one is thrown):
 /// - the constructor: std::invalid_argument if size < 1;
@@ -62,6 +66,37 @@ class WeightedSemaphore {
   }
   // [weighted acquire]
 
+  // [weighted acquire ctx]
+  /// x/sync's Acquire(ctx, n): acquire(n), unless `ctx` is done first (or
+  /// already): then nothing is taken, and ctx's error is returned
+  /// (ContextErr::kNone: the units are held). A grant that races with the
+  /// cancellation is given back, as in x/sync.
+  ContextErr acquire(const typename A::Context::Ptr& ctx, std::int64_t n) {
+    check_weight(n);
+    std::unique_lock lk(mu_);
+    if (ContextErr e = ctx->err(); e != ContextErr::kNone) return e;
+    if (size_ - cur_ >= n && waiters_.empty()) {
+      cur_ += n;
+      return ContextErr::kNone;
+    }
+    Waiter me{n};
+    waiters_.push_back(&me);
+    lk.unlock();
+    if (select(recv_case(me.granted), recv_case(ctx->done())) == 0) {
+      return ContextErr::kNone;
+    }
+    lk.lock();
+    std::optional<bool> granted;
+    if (me.granted.try_recv(granted)) {  // granted after all: give it back
+      cur_ -= n;
+    } else {
+      std::erase(waiters_, &me);
+    }
+    grant_waiters();  // what we leave may fit the next ones
+    return ctx->err();
+  }
+  // [weighted acquire ctx]
+
   /// Takes `n` units if they are free and nobody waits; never parks.
   bool try_acquire(std::int64_t n) {
     check_weight(n);
@@ -81,12 +116,7 @@ class WeightedSemaphore {
     std::lock_guard lk(mu_);
     if (n > cur_) throw Panic("semaphore: released more than held");
     cur_ -= n;
-    while (!waiters_.empty() && size_ - cur_ >= waiters_.front()->n) {
-      Waiter* w = waiters_.front();
-      waiters_.pop_front();
-      cur_ += w->n;
-      w->granted.send(true);  // buffered: never parks under mu_
-    }
+    grant_waiters();
   }
   // [weighted release]
 
@@ -101,6 +131,16 @@ class WeightedSemaphore {
     std::int64_t n;
     typename A::template Chan<bool> granted{1};  // one value: the grant
   };
+
+  // Grants waiters, in order, while they fit. mu_ held.
+  void grant_waiters() {
+    while (!waiters_.empty() && size_ - cur_ >= waiters_.front()->n) {
+      Waiter* w = waiters_.front();
+      waiters_.pop_front();
+      cur_ += w->n;
+      w->granted.send(true);  // buffered: never parks under mu_
+    }
+  }
 
   void check_weight(std::int64_t n) const {
     if (n < 1 || n > size_) {
