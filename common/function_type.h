@@ -13,8 +13,10 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <type_traits>
 #include <typeinfo>
+#include <utility>
 
 namespace gmp {
 
@@ -27,6 +29,22 @@ const std::type_info* function_type(const F& fn) noexcept {
     return &fn.target_type();
   } else {
     return &typeid(T);
+  }
+}
+
+/// `fn` as the std::function<void()> a goroutine runs. A copyable callable
+/// goes in as it is; a move-only one (a lambda that owns a unique_ptr or a
+/// Conn), which std::function cannot hold, is moved into a shared holder
+/// whose pointer the std::function copies: one allocation more, for those
+/// only.
+template <class F>
+std::function<void()> go_function(F&& fn) {
+  using T = std::decay_t<F>;
+  if constexpr (std::is_copy_constructible_v<T>) {
+    return std::function<void()>(std::forward<F>(fn));
+  } else {
+    auto held = std::make_shared<T>(std::forward<F>(fn));
+    return [held] { (*held)(); };
   }
 }
 

@@ -34,7 +34,10 @@ struct Api {
   using Context = stage1::Context;  ///< see gmp::BasicContext
 
   /// stage1::go
-  static void go(std::function<void()> fn) { stage1::go(std::move(fn)); }
+  template <class F>
+  static void go(F&& fn) {
+    stage1::go(std::forward<F>(fn));
+  }
   /// stage1::yield
   static void yield() { stage1::yield(); }
   /// stage1::block (Go's `select {}`)

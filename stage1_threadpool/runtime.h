@@ -70,6 +70,7 @@
 
 #include "common/chan.h"
 #include "common/context.h"
+#include "common/function_type.h"
 #include "common/mutex.h"
 #include "common/timer.h"
 #include "common/select.h"
@@ -218,6 +219,13 @@ class Runtime {
 /// otherwise; an empty `fn` is one too). Once main has returned, new
 /// goroutines are dropped without running, as Go never runs them.
 void go(std::function<void()> fn);
+
+/// go() of any callable with no arguments, move-only ones too
+/// (gmp::go_function).
+template <class F>
+void go(F&& fn) {
+  go(go_function(std::forward<F>(fn)));
+}
 
 /// Lets other threads run (Go's runtime.Gosched). In stage 1 this can only
 /// yield the OS thread: the goroutine keeps its worker. Goroutine only;

@@ -261,7 +261,7 @@ void go(std::function<void()> fn, const std::type_info* type);
 template <class F>
 void go(F&& fn) {
   const std::type_info* type = function_type(fn);
-  go(std::function<void()>(std::forward<F>(fn)), type);
+  go(go_function(std::forward<F>(fn)), type);  // move-only ones too
 }
 
 /// Puts the calling goroutine at the back of the global run queue and runs

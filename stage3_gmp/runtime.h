@@ -697,7 +697,7 @@ void go(std::function<void()> fn, const std::type_info* type);
 template <class F>
 void go(F&& fn) {
   const std::type_info* type = function_type(fn);
-  go(std::function<void()>(std::forward<F>(fn)), type);
+  go(go_function(std::forward<F>(fn)), type);  // move-only ones too
 }
 
 /// Lets another goroutine run: the caller goes to the tail of its P's run

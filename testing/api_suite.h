@@ -629,6 +629,26 @@ TYPED_TEST_P(ApiSuite, ChanCarriesMoveOnlyValues) {
   });
 }
 
+// go() takes a move-only callable (a goroutine that owns what it works
+// on), which runs once and is destroyed with its goroutine.
+TYPED_TEST_P(ApiSuite, GoTakesMoveOnlyCallables) {
+  std::atomic<int> ran{0};
+  auto owned = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = owned;
+  run_with<TypeParam>(procs_for<TypeParam>(2, 1), [&] {
+    typename TypeParam::WaitGroup wg;
+    wg.add(1);
+    auto p = std::make_unique<std::shared_ptr<int>>(std::move(owned));
+    TypeParam::go([p = std::move(p), &ran, &wg] {
+      ran.fetch_add(**p);
+      wg.done();
+    });
+    wg.wait();
+  });
+  EXPECT_EQ(ran.load(), 7);
+  EXPECT_TRUE(watch.expired()) << "the goroutine's callable was not freed";
+}
+
 // Many senders and receivers, several capacities and proc counts: every
 // value arrives exactly once.
 TYPED_TEST_P(ApiSuite, ManySendersAndReceiversLoseAndDuplicateNothing) {
@@ -937,6 +957,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     CloseDrainsBufferThenReportsClosed, ImpossibleCapacityPanicsLikeMakechan,
     SendOnClosedAndDoubleClosePanic,
     CloseWakesEveryBlockedReceiverAndSender, ChanCarriesMoveOnlyValues,
+    GoTakesMoveOnlyCallables,
     BlockingInsideACatchBlockKeepsTheException,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
