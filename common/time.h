@@ -133,7 +133,9 @@ class BasicTimer {
     return t;
   }
 
-  BasicTimer(BasicTimer&&) noexcept = default;
+  /// Takes over `o`'s timer; `o` is left empty (only destructible).
+  BasicTimer(BasicTimer&& o) noexcept = default;
+  /// Stops this timer, then takes over `o`'s.
   BasicTimer& operator=(BasicTimer&& o) noexcept {
     if (this != &o) {
       release();

@@ -470,6 +470,65 @@ TYPED_TEST_P(SelectSuite, SelectsWaitingWhenMainReturnsUnwind) {
   EXPECT_TRUE(conserved(rt.stats()));
 }
 
+// Stress: many goroutines selecting over shared channels (random cases,
+// sends and receives, sometimes a default) while another closes them one
+// by one, seeded. Sends on a closed channel panic and are caught; every
+// value sent is received once, in a select or when the buffers are
+// drained at the end.
+TYPED_TEST_P(SelectSuite, StressSelectsWhileChannelsClose) {
+  constexpr int kChans = 8;
+  // Stage 1's blocked goroutines hold threads: fewer of them there.
+  constexpr int kGoroutines = TypeParam::kBlockingHoldsThread ? 100 : 1000;
+  constexpr int kRounds = 20;
+  for (unsigned seed : {1u, 2u, 3u}) {
+    std::atomic<std::int64_t> sent{0}, received{0};
+    run_procs<TypeParam>(2, kGoroutines, [&] {
+      using C = typename TestFixture::template Chan<int>;
+      std::vector<std::unique_ptr<C>> chans;
+      constexpr std::size_t kCaps[] = {0, 1, 4};
+      for (int i = 0; i < kChans; ++i) {
+        chans.push_back(std::make_unique<C>(kCaps[i % 3]));
+      }
+      typename TypeParam::WaitGroup wg;
+      wg.add(kGoroutines);
+      for (int g = 0; g < kGoroutines; ++g) {
+        TypeParam::go([&, g] {
+          std::mt19937 rng(seed * 7919u + static_cast<unsigned>(g));
+          for (int r = 0; r < kRounds; ++r) {
+            C* a = chans[rng() % kChans].get();
+            C* b = chans[rng() % kChans].get();
+            C* c = chans[rng() % kChans].get();
+            std::optional<int> va, vc;
+            try {
+              int got = rng() % 4 == 0
+                            ? select(recv_case(a, va), send_case(b, 1),
+                                     recv_case(c, vc), default_case)
+                            : select(recv_case(a, va), send_case(b, 1),
+                                     recv_case(c, vc));
+              if (got == 1) sent.fetch_add(1);
+              if (got == 0 && va) received.fetch_add(*va);
+              if (got == 2 && vc) received.fetch_add(*vc);
+            } catch (const Panic&) {
+              // a send case on a closed channel
+            }
+          }
+          wg.done();
+        });
+      }
+      std::mt19937 rng(seed);
+      for (int i = 0; i < kChans; ++i) {  // close them one by one
+        TypeParam::sleep_for(std::chrono::microseconds(rng() % 2000));
+        chans[static_cast<std::size_t>(i)]->close();
+      }
+      wg.wait();
+      for (auto& ch : chans) {
+        while (auto v = ch->recv()) received.fetch_add(*v);
+      }
+    });
+    EXPECT_EQ(sent.load(), received.load()) << "seed " << seed;
+  }
+}
+
 // A select from a plain thread is a UsageError naming select; one from a
 // goroutine of a runtime, on a channel another runtime's goroutine waits
 // on, too (a Chan belongs to one runtime at a time).
@@ -497,7 +556,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     DuplicateChannelCasesLeaveNoStaleWaiter, DoubleSelectDeliversEachValueOnce,
     NullClosedAndPanickingCasesBehaveAsGo, ABlockedSelectIsWokenByEitherSide,
     CasesOfDifferentTypesAndMoveOnlyValues, OppositeOrdersDoNotDeadlock,
-    SelectsWaitingWhenMainReturnsUnwind, SelectOutsideAGoroutineIsAUsageError);
+    SelectsWaitingWhenMainReturnsUnwind, StressSelectsWhileChannelsClose,
+    SelectOutsideAGoroutineIsAUsageError);
 
 // Death tests of select (gtest runs them first: the name ends in
 // DeathTest).
