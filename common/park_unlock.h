@@ -12,16 +12,20 @@ namespace gmp {
 /// object's lock, a select's channel locks (select.h), or nothing (a
 /// sleep). A plain value: a function and its argument.
 struct ParkUnlock {
-  void (*fn)(void*) = nullptr;  ///< called once, with arg; null: nothing
-  void* arg = nullptr;          ///< fn's argument
+  /// Called once, with arg; null: arg is a RuntimeLock to unlock (or null:
+  /// nothing), the common case, unlocked without an indirect call.
+  void (*fn)(void*) = nullptr;
+  void* arg = nullptr;  ///< fn's argument, or the lock
 
   /// Releases `lock` (held by the caller).
-  static ParkUnlock of(RuntimeLock* lock) noexcept {
-    return {[](void* l) { static_cast<RuntimeLock*>(l)->unlock(); }, lock};
-  }
+  static ParkUnlock of(RuntimeLock* lock) noexcept { return {nullptr, lock}; }
   /// Does the release; the stage calls it once.
   void operator()() const noexcept {
-    if (fn != nullptr) fn(arg);
+    if (fn != nullptr) {
+      fn(arg);  // a select's channel locks
+    } else if (arg != nullptr) {
+      static_cast<RuntimeLock*>(arg)->unlock();
+    }
   }
 };
 
