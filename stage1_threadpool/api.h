@@ -40,6 +40,8 @@ struct Api {
   }
   /// stage1::yield
   static void yield() { stage1::yield(); }
+  /// stage1::num_goroutine
+  static int num_goroutine() { return stage1::num_goroutine(); }
   /// stage1::block (Go's `select {}`)
   [[noreturn]] static void block() { stage1::block(); }
   /// stage1::sleep_for

@@ -227,6 +227,14 @@ void go(std::function<void()> fn) {
   w->rt->newproc(std::move(fn));
 }
 
+int num_goroutine() {
+  Runtime* rt = Sched::current_g("num_goroutine")->rt;
+  std::lock_guard lk(rt->mu_);
+  int n = static_cast<int>(rt->queue_.size());
+  for (const auto& w : rt->workers_) n += w->goid != 0 ? 1 : 0;
+  return n;
+}
+
 void yield() {
   Worker* w = Sched::current_g("yield");
   if (w->rt->exiting()) throw Goexit{};  // main has returned

@@ -156,6 +156,7 @@ class Runtime {
   /// \cond
   friend void go(std::function<void()> fn);
   friend void yield();
+  friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
   /// \endcond
 
@@ -231,6 +232,11 @@ void go(F&& fn) {
 /// yield the OS thread: the goroutine keeps its worker. Goroutine only;
 /// throws gmp::Goexit once main has returned.
 void yield();
+
+/// Go's runtime.NumGoroutine: how many goroutines of the caller's runtime
+/// exist now (main included; queued, running and blocked ones; not the
+/// dead). A snapshot. Goroutine only (gmp::UsageError otherwise).
+int num_goroutine();
 
 /// Parks the calling goroutine for at least `d` (Go's time.Sleep); returns
 /// at once if d <= 0. In stage 1 the worker thread sleeps with it.

@@ -37,6 +37,8 @@ struct Api {
   }
   /// stage2::yield
   static void yield() { stage2::yield(); }
+  /// stage2::num_goroutine
+  static int num_goroutine() { return stage2::num_goroutine(); }
   /// stage2::block (Go's `select {}`)
   [[noreturn]] static void block() { stage2::block(); }
   /// stage2::sleep_for

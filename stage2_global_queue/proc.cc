@@ -410,6 +410,13 @@ void go(std::function<void()> fn, const std::type_info* type) {
   m->rt->newproc(std::move(fn), m, type);
 }
 
+int num_goroutine() {
+  Sched::current_g("num_goroutine");  // a UsageError on a plain thread
+  Runtime* rt = getm()->rt;
+  std::lock_guard lk(rt->sched_);
+  return static_cast<int>(rt->live_);
+}
+
 void yield() {
   G* gp = Sched::current_g("yield");
   M* m = getm();

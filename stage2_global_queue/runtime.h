@@ -168,6 +168,7 @@ class Runtime {
   /// \cond
   friend void go(std::function<void()> fn, const std::type_info* type);
   friend void yield();
+  friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend void goroutine_entry(void* arg) noexcept;
   /// \endcond
@@ -268,6 +269,11 @@ void go(F&& fn) {
 /// another (Go's runtime.Gosched). Goroutine only. Once main has returned
 /// it throws gmp::Goexit instead.
 void yield();
+
+/// Go's runtime.NumGoroutine: how many goroutines of the caller's runtime
+/// exist now (main included; queued, running and blocked ones; not the
+/// dead). A snapshot. Goroutine only (gmp::UsageError otherwise).
+int num_goroutine();
 
 /// Parks the calling goroutine for at least `d` (Go's time.Sleep): its M
 /// runs other goroutines meanwhile. Returns at once if d <= 0. Goroutine

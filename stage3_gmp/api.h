@@ -37,6 +37,8 @@ struct Api {
   }
   /// stage3::yield
   static void yield() { stage3::yield(); }
+  /// stage3::num_goroutine
+  static int num_goroutine() { return stage3::num_goroutine(); }
   /// stage3::block (Go's `select {}`)
   [[noreturn]] static void block() { stage3::block(); }
   /// stage3::sleep_for

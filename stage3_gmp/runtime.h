@@ -266,6 +266,7 @@ class Runtime {
   /// \cond
   friend void go(std::function<void()> fn, const std::type_info* type);
   friend void yield();
+  friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend int gomaxprocs(int n);
   friend void goroutine_entry(void* arg) noexcept;
@@ -704,6 +705,11 @@ void go(F&& fn) {
 /// queue (the notes' Gosched; Go's goyield). Goroutine only; throws
 /// gmp::Goexit once main has returned.
 void yield();
+
+/// Go's runtime.NumGoroutine: how many goroutines of the caller's runtime
+/// exist now (main included; queued, running and blocked ones; not the
+/// dead). A snapshot. Goroutine only (gmp::UsageError otherwise).
+int num_goroutine();
 
 /// Parks the calling goroutine for at least `d` (Go's time.Sleep).
 /// Goroutine only; throws gmp::Goexit if main returns meanwhile.

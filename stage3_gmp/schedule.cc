@@ -490,6 +490,12 @@ void go(std::function<void()> fn, const std::type_info* type) {
   m->rt->newproc(std::move(fn), m, type);
 }
 
+int num_goroutine() {
+  // relaxed: a snapshot, as Go's (which counts without a lock too).
+  return static_cast<int>(
+      current_m("num_goroutine")->rt->live_.load(std::memory_order_relaxed));
+}
+
 void yield() {
   M* m = current_m("yield");
   if (m->rt->exiting_.load(std::memory_order_relaxed)) throw Goexit{};

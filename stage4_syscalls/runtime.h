@@ -90,6 +90,7 @@ using stage3::WaitGroup;
 /// goroutine back from a blocking call that found no P.
 inline constexpr stage2::MCall kExitsyscallCall = stage3::kFirstLaterCall;
 using stage3::yield;
+using stage3::num_goroutine;
 
 /// The most Ms a Config may allow.
 inline constexpr int kMaxThreadsLimit = 1'000'000;

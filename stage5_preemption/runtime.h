@@ -96,6 +96,7 @@ using stage4::Ticker;
 using stage4::Timer;
 using stage4::WaitGroup;
 using stage4::yield;
+using stage4::num_goroutine;
 
 /// Stage 5's P state, Go's `_Psyscall` (stage 3 leaves Go's number 2 free
 /// for it: p.h): the P's M is in a blocking call and kept the P, to take it

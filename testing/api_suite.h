@@ -629,6 +629,33 @@ TYPED_TEST_P(ApiSuite, ChanCarriesMoveOnlyValues) {
   });
 }
 
+// Go's runtime.NumGoroutine: main plus every goroutine not yet ended,
+// blocked ones included; the ended ones no longer count.
+TYPED_TEST_P(ApiSuite, NumGoroutineCountsTheLivingOnes) {
+  constexpr int kBlocked = 10;
+  typename TypeParam::Runtime rt(
+      ApiSuite<TypeParam>::config(procs_for<TypeParam>(2, kBlocked)));
+  rt.run([&] {
+    EXPECT_EQ(TypeParam::num_goroutine(), 1);
+    typename TypeParam::template Chan<int> gate;
+    typename TypeParam::WaitGroup wg;
+    wg.add(kBlocked);
+    for (int i = 0; i < kBlocked; ++i) {
+      TypeParam::go([&] {
+        gate.recv();
+        wg.done();
+      });
+    }
+    wait_until_blocked<TypeParam>(rt, kBlocked);
+    EXPECT_EQ(TypeParam::num_goroutine(), 1 + kBlocked);
+    gate.close();
+    wg.wait();
+    while (TypeParam::num_goroutine() > 1) TypeParam::yield();  // ending
+    EXPECT_EQ(TypeParam::num_goroutine(), 1);
+  });
+  EXPECT_THROW(TypeParam::num_goroutine(), UsageError);
+}
+
 // go() takes a move-only callable (a goroutine that owns what it works
 // on), which runs once and is destroyed with its goroutine.
 TYPED_TEST_P(ApiSuite, GoTakesMoveOnlyCallables) {
@@ -957,7 +984,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     CloseDrainsBufferThenReportsClosed, ImpossibleCapacityPanicsLikeMakechan,
     SendOnClosedAndDoubleClosePanic,
     CloseWakesEveryBlockedReceiverAndSender, ChanCarriesMoveOnlyValues,
-    GoTakesMoveOnlyCallables,
+    GoTakesMoveOnlyCallables, NumGoroutineCountsTheLivingOnes,
     BlockingInsideACatchBlockKeepsTheException,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
