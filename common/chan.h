@@ -192,13 +192,10 @@ class BasicChan {
     return i + 1 == cap_ ? 0 : i + 1;
   }
 
-  // (The parts below are always inlined: they are the hot path of send
-  // and recv, whose instructions per operation benchmarks/count.cc counts.)
   // Go's chansend's checks, lock_ held: a send on a closed channel panics
   // (the lock released first), and a receiver it would wake must be of the
   // sender's runtime.
-  [[gnu::always_inline]] void check_send(G g, std::unique_lock<RuntimeLock>& lk,
-                                         const char* op) {
+  void check_send(G g, std::unique_lock<RuntimeLock>& lk, const char* op) {
     if (closed_) {
       lk.unlock();
       throw Panic("send on closed channel");
@@ -210,7 +207,7 @@ class BasicChan {
   // lock_ held and the channel open: `value` goes to a waiting receiver
   // (claimed and returned in `wake`, to be readied once lock_ is released)
   // or into the buffer. Whether it went; `value` is moved from only then.
-  [[gnu::always_inline]] bool send_now(T& value, Sudog*& wake) {
+  bool send_now(T& value, Sudog*& wake) {
     if (Sudog* r = recvq_.dequeue()) {  // a receiver waits: hand it over
       static_cast<std::optional<T>*>(r->elem)->emplace(std::move(value));
       r->success = true;
@@ -230,8 +227,7 @@ class BasicChan {
   // park), lock_ held: a waiting sender's value (the sender claimed and
   // returned in `wake`), a buffered value, or, closed and drained, nothing
   // (`slot` stays empty). Whether the receive completed.
-  [[gnu::always_inline]] bool recv_now(std::optional<T>& slot,
-                                       Sudog*& wake) {
+  bool recv_now(std::optional<T>& slot, Sudog*& wake) {
     if (Sudog* s = sendq_.dequeue()) {
       slot.emplace(take_from_sender(*s));
       wake = s;
@@ -250,7 +246,7 @@ class BasicChan {
   // Go's recv(): sender `s` was claimed from sendq_ with lock_ held.
   // Unbuffered: take the sender's value. Buffer full: take its head, and
   // the sender's value goes to the tail (the slot just freed).
-  [[gnu::always_inline]] T take_from_sender(Sudog& s) {
+  T take_from_sender(Sudog& s) {
     T& sent = *static_cast<T*>(s.elem);
     T v = std::move(cap_ == 0 ? sent : *buf_[recvx_]);
     if (cap_ != 0) {
