@@ -39,7 +39,8 @@ void Runtime::checkdead() {
   int running = config_.procs - nidle_ - nblocked_;  // sleepers included
   if (running > 0) return;
   if (!queue_.empty() && nidle_ > 0) return;  // an idle worker will start one
-  if (!timers_.empty()) return;  // a timer will fire (protocol 6)
+  // A timer will fire, or is firing: it may wake someone (protocol 6).
+  if (!timers_.empty() || timers_firing_) return;
 
   std::string report;
   if (queue_.empty()) {

@@ -280,10 +280,12 @@ void Runtime::timerproc() {
       fire.push_back(f);
     }
     if (!fire.empty()) {
+      timers_firing_ = true;  // checkdead: what they do may wake someone
       lk.unlock();
       for (const TimerFiring& f : fire) f();  // without mu_: they lock
       fire.clear();
       lk.lock();
+      timers_firing_ = false;
       checkdead();  // the last timer is gone: was it the last hope?
       continue;
     }

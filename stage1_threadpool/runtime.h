@@ -205,6 +205,7 @@ class Runtime {
   std::uint64_t next_goid_ = 1;  // main is goroutine 1, as in Go
   Stats stats_;
   TimerHeap timers_{this};  // the program's timers (protocol 6)
+  bool timers_firing_ = false;  // the timer thread is calling due ones
   std::condition_variable timer_cv_;  // the timer thread waits here
   // Started by a run's first timer, joined by stop_workers (mu_ guards
   // the handle; only run()'s thread joins it).
