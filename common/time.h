@@ -149,6 +149,9 @@ class BasicTimer {
   ~BasicTimer() { release(); }
 
   /// The channel the time arrives on (Go's t.C); null for after_func's.
+  /// Receive from it only: Go's is receive-only, which C++ cannot say. If
+  /// the program closes it anyway, the timer sends nothing more; a value
+  /// the program sends into its slot makes the timer drop its own.
   Chan* c() const noexcept {
     return st_->kind == Kind::kSend ? &st_->c : nullptr;
   }
