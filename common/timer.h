@@ -98,8 +98,6 @@ class TimerHeap {
   std::size_t size() const noexcept { return heap_.size(); }
   /// The earliest timer's time; only when not empty.
   Clock::time_point earliest() const noexcept { return heap_[0]->when; }
-  /// The earliest timer; only when not empty.
-  RuntimeTimer* top() const noexcept { return heap_[0]; }
 
   /// Adds t, in no heap, at t->when; returns whether it is now the
   /// earliest (the one on timer duty must wake earlier).
