@@ -61,8 +61,9 @@ struct RuntimeTimer {
   /// about to free the timer waits (acquire) until it is 0.
   std::atomic<int> firing{0};
   std::size_t index = kNotInHeap;  ///< heap: its position, or kNotInHeap
-  /// The owner of the heap that holds it (a runtime), or null: written by
-  /// the heap under its lock; read without it by a stop, to find the lock
+  /// The owner of the heap that holds it (a runtime, or a P where each P
+  /// has a heap), or null: written by the heap under its lock (push,
+  /// remove, drain_into); read without it by a stop, to find the lock
   /// (acquire, pairing with the push's release: a stop that sees the owner
   /// finds the timer's place written; it then checks under the lock).
   std::atomic<void*> owner{nullptr};
@@ -152,6 +153,16 @@ class TimerHeap {
       push(t);
     }
     return nullptr;
+  }
+
+  /// Moves every timer into `to` (Go's moveTimers: a P that goes away
+  /// hands its timers on). Each timer's owner changes from this heap's to
+  /// to's and is never null in between, so that a stop that read the old
+  /// owner finds, under the old lock, that it must look again. Both heaps'
+  /// locks held.
+  void drain_into(TimerHeap& to) {
+    for (RuntimeTimer* t : heap_) to.push(t);
+    heap_.clear();
   }
 
   /// Empties the heap (a run's end): every timer is in no heap again.

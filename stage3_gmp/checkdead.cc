@@ -23,7 +23,7 @@ void Runtime::checkdead() {
   if (nmidle_ < mcount_) return;  // an M runs, spins, or is being made
   if (outside_work_ > 0) return;  // a P or goroutines on their way to an M
   // Sleepers, or (a later stage's) I/O waiters: no deadlock.
-  if (!timers_.empty() || idle_duty_wanted()) return;
+  if (any_timers() || idle_duty_wanted()) return;
   // Every M is idle. A runnable goroutine now would be a lost wakeup.
   int procs = gomaxprocs_.load(std::memory_order_relaxed);
   for (int i = 0; i < procs; ++i) {

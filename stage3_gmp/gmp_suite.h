@@ -166,8 +166,91 @@ TYPED_TEST_P(GmpSuite, AStopOfTheWorldStopsALoopOfRuntimeCalls) {
   EXPECT_GE(rt.stats().stw_pauses, 20u);
 }
 
+// Spins (no runtime call: its P stays busy) until `flag` is set, or for
+// at most a minute (a hang guard, not a timing check): whether it was set.
+inline bool spin_until(const std::atomic<bool>& flag) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+  }
+  return true;
+}
+
+// Go 1.14's per-P timers: a timer lives on the P of the goroutine that set
+// it. Here that goroutine then keeps its P busy without a call into the
+// runtime until the timer has fired, so the P's own M never looks at its
+// timers: another M must (the idle M on duty wakes at the timer's time,
+// takes the idle P, and runs the busy P's due timers in steal_work). A
+// stage whose timers only their own P runs hangs here (the guard fails).
+TYPED_TEST_P(GmpSuite, ATimerOnABusyPFiresOnAnother) {
+  using Api = TypeParam;
+  typename TestFixture::Runtime rt(this->config(2));
+  rt.run([&] {
+    for (int i = 0; i < 20; ++i) {
+      std::atomic<bool> fired{false};
+      auto t = Api::Timer::after_func(std::chrono::microseconds(200 * i),
+                                      [&] { fired.store(true); });
+      ASSERT_TRUE(spin_until(fired)) << "after_func " << i << " never ran";
+    }
+    // A sleeper, readied by the timer's M: main's goroutine starts it on
+    // this P (runnext) and yields to it; then main keeps the P.
+    for (int i = 0; i < 20; ++i) {
+      std::atomic<bool> woke{false};
+      Api::go([&] {
+        Api::sleep_for(std::chrono::microseconds(100 * (i + 1)));
+        woke.store(true);
+      });
+      Api::yield();
+      ASSERT_TRUE(spin_until(woke)) << "sleeper " << i << " never woke";
+    }
+  });
+  auto st = rt.stats();
+  EXPECT_GE(st.timers_run + st.timers_stolen, 40u);
+  EXPECT_GE(st.timers_lock.acquisitions, 40u);
+}
+
+// A resize that removes Ps hands their timers to a P that stays (Go's
+// moveTimers): goroutines sleeping on the removed Ps all wake, a stopped
+// timer stays stopped, and one left running fires, once.
+TYPED_TEST_P(GmpSuite, TimersOfRemovedPsMoveToAP) {
+  using Api = TypeParam;
+  typename TestFixture::Runtime rt(this->config(4));
+  rt.run([&] {
+    constexpr int kSleepers = 64;
+    typename Api::WaitGroup wg, asleep;
+    std::atomic<int> fired{0};
+    std::vector<typename Api::Timer> timers;
+    for (int i = 0; i < kSleepers; ++i) {
+      wg.add(1);
+      asleep.add(1);
+      Api::go([&, i] {
+        asleep.done();
+        Api::sleep_for(std::chrono::milliseconds(5 + i % 7));
+        wg.done();
+      });
+    }
+    for (int i = 0; i < 8; ++i) {  // set from goroutines on any P
+      typename Api::template Chan<typename Api::Timer> made;
+      Api::go([&] {
+        made.send(Api::Timer::after_func(std::chrono::milliseconds(200),
+                                         [&] { fired.fetch_add(1); }));
+      });
+      timers.push_back(*made.recv());
+    }
+    asleep.wait();
+    gomaxprocs(1);  // three Ps go, with whatever timers they held
+    for (int i = 0; i < 8; i += 2) EXPECT_TRUE(timers[i].stop());
+    wg.wait();
+    Api::sleep_for(std::chrono::milliseconds(250));  // past their 200
+    EXPECT_EQ(fired.load(), 4);
+    for (int i = 1; i < 8; i += 2) EXPECT_FALSE(timers[i].stop());
+  });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(GmpSuite, GoroutineParallelism,
                             ASleeperRunsWhileGoroutinesStopTheWorld,
-                            AStopOfTheWorldStopsALoopOfRuntimeCalls);
+                            AStopOfTheWorldStopsALoopOfRuntimeCalls,
+                            ATimerOnABusyPFiresOnAnother,
+                            TimersOfRemovedPsMoveToAP);
 
 }  // namespace gmp::stage3

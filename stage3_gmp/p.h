@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <random>
 
+#include "common/counting_lock.h"
+#include "common/timer.h"
 #include "stage2_global_queue/g.h"
 #include "stage3_gmp/runq.h"
 
@@ -36,6 +38,8 @@ struct PCounters {
   std::atomic<std::uint64_t> grq_goroutines{0};  ///< goroutines in them
   std::atomic<std::uint64_t> runnext_hits{0};    ///< runs from runnext
   std::atomic<std::uint64_t> context_switches{0};  ///< goroutines run
+  std::atomic<std::uint64_t> timers_run{0};     ///< fired from its own heap
+  std::atomic<std::uint64_t> timers_stolen{0};  ///< fired from another P's
 
   /// +1, by the owner only (a load and a store: no atomic read-modify-write
   /// needed with a single writer).
@@ -46,7 +50,8 @@ struct PCounters {
   /// Zeroes every counter (at the start of a run, no M running).
   void reset() noexcept {
     for (auto* c : {&steal_attempts, &steals, &stolen, &grq_takes,
-                    &grq_goroutines, &runnext_hits, &context_switches}) {
+                    &grq_goroutines, &runnext_hits, &context_switches,
+                    &timers_run, &timers_stolen}) {
       c->store(0, std::memory_order_relaxed);
     }
   }
@@ -91,6 +96,27 @@ struct P {
   std::uint64_t goidcacheend = 0;  ///< end of the batch
   std::minstd_rand rng;            ///< steal order
   PCounters counters;              ///< this P's share of the stats
+
+  // ---- Timers (Go 1.14's per-P heap): the timers that goroutines set
+  // while running on this P, the sleepers' included. The M holding the P
+  // runs the due ones in findRunnable; an M looking for work runs those of
+  // other Ps (steal_work); an idle M on duty sleeps until the earliest of
+  // all Ps' timer0_when.
+  /// Go's pp.timersLock: protects `timers`. Taken without the sched lock,
+  /// or inside it (lock order: sched lock, then a P's timers_lock); never
+  /// two Ps' at once, but by procresize with the world stopped.
+  CountingLock timers_lock;
+  /// The P's timers, earliest first; each records this P as its owner
+  /// (RuntimeTimer::owner), so that a stop finds the lock. timers_lock.
+  TimerHeap timers{this};
+  /// Go's pp.timer0When: the earliest timer's time, in nanoseconds of
+  /// RuntimeTimer::Clock, or 0 for none. Written under timers_lock with
+  /// every change of the heap's top; read without it by Ms deciding
+  /// whether to take the lock and by the idle M on duty computing its sleep
+  /// (relaxed: a hint; a timer that becomes some P's earliest wakes the M
+  /// on duty under the sched lock, which orders this write before its next
+  /// read).
+  std::atomic<std::int64_t> timer0_when{0};
 
   P* link = nullptr;  ///< next P on the idle list; under the sched lock
   /// The M holding it, or -1: written by acquirep and releasep, often

@@ -328,9 +328,13 @@ void Runtime::stopm(M* m) {
     }
     mput(m);
     Clock::time_point until = timer_deadline();
-    bool timer_duty = timer_m_ == nullptr && idle_duty_wanted() &&
+    bool timer_duty = timer_m_.load(std::memory_order_relaxed) == nullptr &&
+                      idle_duty_wanted() &&
                       !gcwaiting_.load(std::memory_order_relaxed);
-    if (timer_duty) timer_m_ = m;
+    if (timer_duty) {
+      timer_m_.store(m, std::memory_order_relaxed);
+      duty_until_ = until;
+    }
     m->park.clear();
     m->parks.fetch_add(1, std::memory_order_relaxed);
     lk.unlock();
@@ -342,7 +346,9 @@ void Runtime::stopm(M* m) {
     }
     if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
     lk.lock();
-    if (timer_m_ == m) timer_m_ = nullptr;
+    if (timer_m_.load(std::memory_order_relaxed) == m) {
+      timer_m_.store(nullptr, std::memory_order_relaxed);
+    }
     if (m->idle) mremove(m);  // timed out: nobody took us off the list
     // A timer is due, or (with a later stage's network poller) our poll
     // readied goroutines onto the GRQ: run them ourselves, on an idle P.
@@ -357,20 +363,20 @@ void Runtime::stopm(M* m) {
 }
 
 Runtime::Clock::time_point Runtime::timer_deadline() const {
-  if (timers_.empty()) return Clock::time_point::max();
-  Clock::time_point until = timers_.earliest();
+  Clock::time_point until = earliest_timer();
+  if (until == Clock::time_point::max()) return until;
   if (npidle_.load(std::memory_order_relaxed) == 0 && until <= Clock::now()) {
     return Clock::time_point::max();
   }
   return until;
 }
 
-bool Runtime::timers_due() const {
-  return !timers_.empty() && timers_.earliest() <= Clock::now();
-}
+bool Runtime::timers_due() const { return earliest_timer() <= Clock::now(); }
 
 void Runtime::ensure_timer_m() {
-  if (timer_m_ != nullptr || timers_.empty()) return;
+  if (timer_m_.load(std::memory_order_relaxed) != nullptr || !any_timers()) {
+    return;
+  }
   if (M* idle = mget()) {
     ++stats_.wakeups;
     wake_m(idle);
@@ -378,10 +384,10 @@ void Runtime::ensure_timer_m() {
 }
 
 void Runtime::wake_duty_m() {
-  if (timer_m_ != nullptr) {
-    if (timer_m_->idle) {
-      mremove(timer_m_);
-      wake_m(timer_m_);  // it parks again at once, with the new deadline
+  if (M* duty = timer_m_.load(std::memory_order_relaxed)) {
+    if (duty->idle) {
+      mremove(duty);
+      wake_m(duty);  // it parks again at once, with the new deadline
     }
   } else if (idle_duty_wanted()) {
     if (M* idle = mget()) {
@@ -392,8 +398,8 @@ void Runtime::wake_duty_m() {
 }
 
 bool Runtime::duty_unwatched() const {
-  return timer_m_ == nullptr &&
-         (ntimers_.load(std::memory_order_relaxed) > 0 || idle_duty_wanted());
+  return timer_m_.load(std::memory_order_relaxed) == nullptr &&
+         (any_timers() || idle_duty_wanted());
 }
 
 bool Runtime::claim_spinning_if_nobody_looks() {
@@ -461,6 +467,13 @@ void Runtime::pidleput(P* pp) {
   pp->link = pidle_;
   pidle_ = pp;
   npidle_.fetch_add(1, std::memory_order_seq_cst);
+  // The M on duty went to sleep for good while a timer was due and every P
+  // was held (timer_deadline): a P is idle now, so it wakes to take it.
+  // (Whoever idles the P: findRunnable, or a later stage's hand-off.)
+  if (duty_until_ == Clock::time_point::max() &&
+      timer_m_.load(std::memory_order_relaxed) != nullptr && any_timers()) {
+    wake_duty_m();
+  }
 }
 
 P* Runtime::pidleget() {

@@ -76,6 +76,13 @@ Stats Runtime::stats() const {
     s.grq_goroutines += get(c.grq_goroutines);
     s.runnext_hits += get(c.runnext_hits);
     s.context_switches += get(c.context_switches);
+    s.timers_run += get(c.timers_run);
+    s.timers_stolen += get(c.timers_stolen);
+    std::lock_guard tl(pp->timers_lock);  // lock order: sched_, then it
+    const LockCounters& lc = pp->timers_lock.counters();
+    s.timers_lock.acquisitions += lc.acquisitions;
+    s.timers_lock.contended += lc.contended;
+    s.timers_lock.wait_ns += lc.wait_ns;
   }
   for (const auto& m : allm_) {  // Ms of a run still going
     s.spinning_ns += m->spinning_ns.load(std::memory_order_relaxed);
@@ -103,6 +110,8 @@ void Runtime::run(std::function<void()> main) {
     mcount_ = 0;
     for (auto& pp : allp_) {
       pp->counters.reset();
+      std::lock_guard tl(pp->timers_lock);
+      pp->timers_lock.reset_counters();
       pp->goidcache = pp->goidcacheend = 0;  // ids restart from 1
     }
     pidle_ = nullptr;  // rebuilt below, with every P of this run
@@ -150,8 +159,7 @@ void Runtime::run(std::function<void()> main) {
 void Runtime::end_run() noexcept {
   trace_.finish(trace_info());
   std::lock_guard lk(sched_);
-  timers_.clear();  // set by goroutines as they unwound: never to fire
-  ntimers_.store(0, std::memory_order_relaxed);
+  clear_timers();  // set by goroutines as they unwound: never to fire
   running_ = false;
 }
 
@@ -188,8 +196,7 @@ void Runtime::exit_after_main() {
   M* m = stop_the_world(/*exiting=*/true);
   std::vector<Sudog<G*>*> cancelled;
   {
-    // sched_ too: an M without a P, on timer duty, may be readying a
-    // sleeper right now, under sched_ (the world's stop does not stop it).
+    // sched_ too: main_done_ is under it, and clear_timers wants it.
     std::lock_guard lk(sched_);
     std::lock_guard gl(allglock_);
     main_done_ = true;
@@ -199,8 +206,7 @@ void Runtime::exit_after_main() {
       }
       cancelled.push_back(g->waiting);
     }
-    timers_.clear();  // sleepers cancelled; no timer fires after main
-    ntimers_.store(0, std::memory_order_relaxed);
+    clear_timers();  // sleepers cancelled; no timer fires after main
   }
   for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);  // before any wakes
   for (Sudog<G*>* s : cancelled) ready(s->g, m->p);     // they throw Goexit

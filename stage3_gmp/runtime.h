@@ -150,7 +150,12 @@ struct Stats {
   std::int64_t goroutines_blocked = 0;    ///< now: parked on an object
   std::uint64_t context_switches = 0;     ///< goroutines run (g0 -> G)
   std::uint64_t stacks_mapped = 0;        ///< stacks ever mapped
-  LockCounters sched_lock;  ///< the sched lock (GRQ, idle lists, timers)
+  LockCounters sched_lock;  ///< the sched lock (GRQ, idle lists, timer duty)
+  /// Every P's timers_lock, summed (P::timers_lock: Go 1.14's per-P heap,
+  /// where stage 2 takes its one sched lock for every timer).
+  LockCounters timers_lock;
+  std::uint64_t timers_run = 0;     ///< timers fired from their own P's heap
+  std::uint64_t timers_stolen = 0;  ///< fired by another P's M (steal_work)
 
   std::uint64_t steal_attempts = 0;  ///< victims tried by spinning Ms
   std::uint64_t steals = 0;          ///< of which had something to take
@@ -341,14 +346,15 @@ class Runtime {
   /// to run the due timers on. Returns with m->p set, or with none when the
   /// run stops.
   void stopm(M* m);
-  /// When the idle M on timer duty must wake: the earliest timer, or max()
-  /// for none, or if it is due already while every P is held: then the Ms
-  /// holding the Ps run it at their next findRunnable, onto their own queue.
+  /// When the idle M on timer duty must wake: the earliest timer of all Ps
+  /// (earliest_timer), or max() for none, or if it is due already while
+  /// every P is held: then the Ms holding the Ps run it at their next
+  /// findRunnable, onto their own queue.
   /// (An M without a P could only put the sleeper in the GRQ, where a
   /// runnext chain starves it: goroutines that ready each other through
   /// runnext never let their P look at the GRQ.) sched_ held.
   Clock::time_point timer_deadline() const;
-  /// Whether the earliest timer is due. sched_ held.
+  /// Whether the earliest timer of all Ps is due. sched_ held.
   bool timers_due() const;
   /// If goroutines sleep and no idle M is on timer duty, wakes an idle M
   /// (without a P) to take it: it will sleep until the earliest timer. Only
@@ -362,7 +368,8 @@ class Runtime {
   /// Takes m, which is idle, off the idle list (to wake it for a job).
   /// sched_ held.
   void mremove(M* m);
-  /// Go's pidleput: pp (its queue empty) onto the idle list. sched_ held.
+  /// Go's pidleput: pp (its queue empty) onto the idle list; an M on duty
+  /// that sleeps past a due timer (timer_deadline) is woken. sched_ held.
   void pidleput(P* pp);
   /// Go's pidleget: an idle P off the list, or null. sched_ held.
   P* pidleget();
@@ -426,18 +433,33 @@ class Runtime {
   /// Go's gopreempt_m, on g0: gp, stopped at a safe point, goes to the GRQ
   /// (behind everything queued there) and m schedules another.
   void gopreempt_m(M* m, G* gp);
-  /// The due timers fire: sleepers become runnable, on pp's queue (m's own
-  /// P), then the program's timers' functions run, on this M, without
-  /// sched_; an idle M takes the duty of the next timer. Without sched_.
-  void run_timers(P* pp, std::chrono::steady_clock::time_point now);
-  /// A timer into the heap; the M on timer duty resleeps if it is now the
-  /// earliest, and an idle M takes the duty if nobody has it. sched_ held.
-  void add_timer_locked(RuntimeTimer* t);
-  /// Sched::add_timer's work. Takes sched_.
-  void add_timer(RuntimeTimer* t);
-  /// Sched::del_timer's work: t out of the heap; whether it was in. Takes
-  /// sched_.
-  bool del_timer(RuntimeTimer* t);
+  // timers.cc: Go 1.14's timers, a heap per P.
+  /// Go's checkTimers: the due timers of `from` (m's own P, or another P's
+  /// when m looks for work) fire. Sleepers become runnable on `onto`, m's
+  /// P; then the program's timers' functions run, on this M, without any
+  /// lock. If timers remain and no M is on duty, wakep. Returns how many
+  /// fired. Takes from's timers_lock only if one is due (timer0_when).
+  /// The caller's M holds `onto`.
+  std::uint32_t run_timers(P* from, P* onto, Clock::time_point now);
+  /// Go's addtimer: t into pp's heap (the P of the goroutine that sets it).
+  /// If it is now that P's earliest: the idle M on duty, if it sleeps past
+  /// it, is woken to sleep less; with none on duty, wakep (Go's
+  /// wakeNetPoller). Takes pp's timers_lock, then sched_ if so.
+  void add_timer(P* pp, RuntimeTimer* t);
+  /// Go's deltimer: t out of whichever P's heap holds it; whether it was
+  /// in one. Takes that P's timers_lock.
+  static bool del_timer(RuntimeTimer* t);
+  /// Go's moveTimers: every timer of `from` (a P that procresize removes)
+  /// into `to`. The world stopped, sched_ held.
+  void move_timers(P* from, P* to);
+  /// Empties every P's heap (main has returned, or the run is over): no
+  /// timer fires after main. sched_ held.
+  void clear_timers();
+  /// Whether any P of this moment holds a timer (timer0_when). sched_ held.
+  bool any_timers() const;
+  /// Go's timeSleepUntil: the earliest timer of every P of this moment, or
+  /// max() for none. Read without the P's locks (timer0_when). sched_ held.
+  Clock::time_point earliest_timer() const;
   // stw.cc: stopping the world, GOMAXPROCS.
   /// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
   /// are taken at once; Ms holding one give it up at their next scheduling
@@ -533,7 +555,7 @@ class Runtime {
   bool duty_unwatched() const;
   /// The idle M on duty (sleeping until the next timer, or in a later
   /// stage's idle_wait), or null. sched_ held.
-  M* duty_m() const { return timer_m_; }
+  M* duty_m() const { return timer_m_.load(std::memory_order_relaxed); }
   /// What the idle M on duty waits for has changed (an earlier timer; in a
   /// later stage, a first I/O waiter): if it is asleep it is woken to wait
   /// again, and with nobody on duty while duty is wanted, an idle M takes
@@ -614,9 +636,13 @@ class Runtime {
                                          ///< wakep and spinning checks
   G* gfree_ = nullptr;  ///< global free list, fed by full P caches
   std::atomic<int> ngfree_{0};  ///< written under sched_; peeked without it
-  TimerHeap timers_{this};  ///< sleepers and function timers (timer.h)
-  std::atomic<int> ntimers_{0};  ///< written under sched_; read without it
-  M* timer_m_ = nullptr;         ///< the idle M sleeping until the next timer
+  /// The idle M sleeping until the next timer (the M on duty), or null.
+  /// Written under sched_; read without it by run_timers, which wants an
+  /// M on duty for the next timer (relaxed: a hint, checked under sched_).
+  std::atomic<M*> timer_m_{nullptr};
+  /// Until when the M on duty sleeps (timer_deadline when it went to
+  /// sleep): an earlier new timer must wake it (add_timer).
+  Clock::time_point duty_until_{};
   int stopwait_ = 0;             ///< Ps still to stop (stop the world)
   int outside_work_ = 0;  ///< threads between outside_work_begin and _end
   /// Woken when stopwait_ reaches 0. A Note, thread-safe: slept on by the

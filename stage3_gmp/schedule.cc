@@ -109,8 +109,9 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
       continue;
     }
     P* pp = m->p;
-    if (ntimers_.load(std::memory_order_relaxed) > 0) {
-      run_timers(pp, Clock::now());
+    // 0. This P's due timers (Go's checkTimers): their goroutines first.
+    if (pp->timer0_when.load(std::memory_order_relaxed) != 0) {
+      run_timers(pp, pp, Clock::now());
     }
     // 1. Fairness: every 61st tick the GRQ first, one goroutine.
     if (pp->schedtick.load(std::memory_order_relaxed) % kFairness == 0 &&
@@ -177,6 +178,12 @@ G* Runtime::steal_work(M* m) {
       }
       P* victim = allp_[pos].get();
       if (victim == pp) continue;
+      // The last round runs the victim's due timers too, idle or not (Go's
+      // stealWork): what they ready comes to our queue.
+      if (last && victim->timer0_when.load(std::memory_order_relaxed) != 0 &&
+          run_timers(victim, pp, Clock::now()) > 0) {
+        if (G* gp = pp->runq.owner().get().first) return gp;
+      }
       if (victim->status.load(std::memory_order_relaxed) != PStatus::kRunning) {
         continue;  // an idle P's queue is empty; a stopped one is off limits
       }
@@ -318,8 +325,7 @@ void Runtime::park_m(M* m, G* gp) {
   } else if (m->park_reason == WaitReason::kSleep) {
     gp->timer.when = m->park_until;  // Go's resetForSleep: the G's timer
     gp->timer.arg = s;
-    std::lock_guard lk(sched_);
-    add_timer_locked(&gp->timer);
+    add_timer(m->p, &gp->timer);  // on this P's heap
   } else {
     nblocked_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -360,51 +366,6 @@ void Runtime::goexit0(M* m, G* gp) {
       exiting_.load(std::memory_order_acquire)) {
     all_dead_.wakeup();  // once per run: the last goroutine after main
   }
-}
-
-void Runtime::run_timers(P* pp, Clock::time_point now) {
-  thread_local std::vector<G*> due;
-  thread_local std::vector<TimerFiring> fire;
-  {
-    std::lock_guard lk(sched_);
-    while (!timers_.empty() && timers_.earliest() <= now) {
-      TimerFiring f;
-      if (RuntimeTimer* t = timers_.take_due(now, &f)) {  // a sleeper
-        auto* s = static_cast<Sudog<G*>*>(t->arg);
-        if (s->try_claim()) due.push_back(s->g);  // else cancelled meanwhile
-      } else {
-        fire.push_back(f);  // a function: called below, without sched_
-      }
-    }
-    ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
-    if (!due.empty() || !fire.empty()) ensure_timer_m();  // for the next one
-  }
-  for (G* gp : due) ready(gp, pp);
-  due.clear();
-  for (const TimerFiring& f : fire) f();
-  fire.clear();
-}
-
-void Runtime::add_timer_locked(RuntimeTimer* t) {
-  bool earliest = timers_.push(t);
-  ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
-  if (earliest) {
-    wake_duty_m();  // it must sleep until the new, earlier time
-  } else {
-    ensure_timer_m();  // nobody on duty: an idle M takes it
-  }
-}
-
-void Runtime::add_timer(RuntimeTimer* t) {
-  std::lock_guard lk(sched_);
-  add_timer_locked(t);
-}
-
-bool Runtime::del_timer(RuntimeTimer* t) {
-  std::lock_guard lk(sched_);
-  bool removed = timers_.remove(t);
-  ntimers_.store(static_cast<int>(timers_.size()), std::memory_order_relaxed);
-  return removed;
 }
 
 // ---- The Scheduler interface and the free functions ------------------------
@@ -469,15 +430,11 @@ void Sched::ready(Sudog<G>& s) noexcept {
 }
 
 void Sched::add_timer(RuntimeTimer& t) {
-  current_m("time")->rt->add_timer(&t);  // a UsageError on a plain thread
+  M* m = current_m("time");  // a UsageError on a plain thread
+  m->rt->add_timer(m->p, &t);
 }
 
-bool Sched::del_timer(RuntimeTimer& t) {
-  // acquire: see RuntimeTimer::owner. Null: in no heap (fired, stopped,
-  // or its run has ended).
-  void* owner = t.owner.load(std::memory_order_acquire);
-  return owner != nullptr && static_cast<Runtime*>(owner)->del_timer(&t);
-}
+bool Sched::del_timer(RuntimeTimer& t) { return Runtime::del_timer(&t); }
 
 void Sched::go_from_timer(std::function<void()> fn) {
   M* m = getm();  // on g0, holding a P, in run_timers

@@ -195,6 +195,48 @@ TEST(NetTest, DeadlineSetWhileWaitingWakesTheWaiter) {
   EXPECT_TRUE(timed_out);
 }
 
+// Go's netpollBreak for timers: the idle M on duty blocks in epoll_wait
+// until the next timer (here an hour away: one goroutine waits to read, one
+// sleeps for the hour). A timer set now, earlier, must break that wait: main
+// keeps its P busy (no call into the runtime) until the timer's function has
+// run, so only an idle M can run it, and the one on duty is in epoll_wait.
+TEST(NetTest, AnEarlierTimerBreaksTheIdleMOutOfEpollWait) {
+  Runtime rt(procs(2));
+  rt.run([&] {
+    auto [r, w] = pipe();
+    WaitGroup reader;
+    reader.add(1);
+    go([&r, &reader] {
+      char c;
+      r.read(&c, 1);  // an I/O waiter: the M on duty polls, until...
+      reader.done();
+    });
+    go([] { sleep_for(std::chrono::hours(1)); });  // ...this one's time
+    for (int i = 0; i < 10; ++i) {
+      // main blocks, and is readied by a goroutine (not by a timer of its
+      // own): the M running it afterwards was not the one on duty.
+      Chan<int> wake;
+      go([&wake] {
+        sleep_for(milliseconds(1));
+        wake.send(1);
+      });
+      wake.recv();
+      std::atomic<bool> fired{false};
+      auto t = Timer::after_func(milliseconds(1), [&] { fired.store(true); });
+      auto give_up = Clock::now() + std::chrono::minutes(1);
+      while (!fired.load() && Clock::now() < give_up) {
+      }
+      if (!fired.load()) {  // (the reader must still be let go below)
+        ADD_FAILURE() << "round " << i << ": the timer never fired";
+        break;
+      }
+    }
+    w.write("x");
+    reader.wait();
+  });
+  EXPECT_GT(rt.stats().netpoll_blocking, 0u);
+}
+
 TEST(NetTest, CloseWhileAnotherGoroutineWaitsWakesItAndLeaksNothing) {
   const int fds_before = open_fds();
   Runtime rt(procs(2));

@@ -19,6 +19,7 @@ constexpr microseconds kSysmonMinDelay{20};     // Go's sysmon: 20 us ...
 constexpr microseconds kSysmonMaxDelay{10000};  // ... doubling to 10 ms
 constexpr int kQuietRounds = 50;                // before the doubling starts
 constexpr milliseconds kForcePoll{10};          // poll if nobody has for this
+constexpr milliseconds kTimerLate{1};  // a timer this late: start an M for it
 constexpr int kQuickRetries = 50;  // declined signals retried every 20 us
 }  // namespace
 
@@ -58,9 +59,10 @@ Runtime::~Runtime() { fatal_if_running("stage5::Runtime"); }
 
 void Runtime::reset_run_state() {
   stage4::Runtime::reset_run_state();
-  for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &preempt_requests_,
-                  &syscalls_fast_, &syscall_retakes_, &async_preemptions_,
-                  &preempt_signals_, &async_declined_, &stalls_reported_}) {
+  for (auto* c : {&sysmon_wakes_, &sysmon_netpolls_, &sysmon_timer_starts_,
+                  &preempt_requests_, &syscalls_fast_, &syscall_retakes_,
+                  &async_preemptions_, &preempt_signals_, &async_declined_,
+                  &stalls_reported_}) {
     c->store(0, std::memory_order_relaxed);
   }
 }
@@ -82,6 +84,8 @@ Stats Runtime::stats() const {
   static_cast<stage4::Stats&>(s) = stage4::Runtime::stats();
   s.sysmon_wakes = sysmon_wakes_.load(std::memory_order_relaxed);
   s.sysmon_netpolls = sysmon_netpolls_.load(std::memory_order_relaxed);
+  s.sysmon_timer_starts =
+      sysmon_timer_starts_.load(std::memory_order_relaxed);
   s.preempt_requests = preempt_requests_.load(std::memory_order_relaxed);
   s.syscalls_fast = syscalls_fast_.load(std::memory_order_relaxed);
   s.syscall_retakes = syscall_retakes_.load(std::memory_order_relaxed);
@@ -133,6 +137,7 @@ void Runtime::sysmon() {
     sysmon_wakes_.fetch_add(1, std::memory_order_relaxed);
     Clock::time_point now = Clock::now();
     bool acted = sysmon_netpoll(now);
+    acted |= sysmon_timers(now);
     acted |= retake(now, &running);
     if (stall_threshold_.count() > 0) report_stalls(now);
     idle = acted ? 0 : idle + 1;
@@ -164,6 +169,27 @@ bool Runtime::sysmon_netpoll(Clock::time_point now) {
   }
   outside_work_end();
   return !gs.empty();
+}
+
+// Go 1.14's sysmon: timers that should have run (here: 1 ms ago) while no
+// idle M is on duty to wake for them, and a P is idle: an M is started on
+// it, and runs them in findRunnable (its own P's, or others' in
+// steal_work). A backstop: stage 3 already wakes an M for every timer that
+// becomes a P's earliest (add_timer's wakep), and the M on duty wakes when
+// a P goes idle (pidleput). What it cannot do, preemption does: a due
+// timer on a P whose goroutine never reaches a scheduling point fires
+// when retake stops that goroutine (ATightLoopIsPreemptedAsynchronously).
+bool Runtime::sysmon_timers(Clock::time_point now) {
+  {
+    std::lock_guard lk(sched_);
+    if (duty_m() != nullptr || npidle(std::memory_order_relaxed) == 0 ||
+        earliest_timer() > now - kTimerLate) {
+      return false;
+    }
+  }
+  if (startm(nullptr, /*spinning=*/false) == nullptr) return false;
+  sysmon_timer_starts_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 //! [retake]

@@ -138,6 +138,9 @@ struct Config : stage4::Config {
 struct Stats : stage4::Stats {
   std::uint64_t sysmon_wakes = 0;      ///< times sysmon woke up
   std::uint64_t sysmon_netpolls = 0;   ///< polls sysmon made (10 ms rule)
+  /// Ms sysmon started on an idle P for timers overdue by 1 ms with no M
+  /// on duty (Go 1.14's sysmon; a backstop, see sysmon_timers)
+  std::uint64_t sysmon_timer_starts = 0;
   std::uint64_t preempt_requests = 0;  ///< goroutines asked to yield
   std::uint64_t async_preemptions = 0;  ///< of which stopped by the signal
   std::uint64_t preempt_signals = 0;   ///< SIGURGs sysmon sent
@@ -212,6 +215,7 @@ class Runtime : public stage4::Runtime {
   void report_stalls(Clock::time_point now);
   void stall(const std::string& what);
   bool sysmon_netpoll(Clock::time_point now);
+  bool sysmon_timers(Clock::time_point now);
 
   const Preempt preempt_;
   const std::chrono::nanoseconds time_slice_;
@@ -252,6 +256,7 @@ class Runtime : public stage4::Runtime {
   // documents it): relaxed atomics, zeroed by reset_run_state, written by
   // sysmon and the Ms, read by stats().
   std::atomic<std::uint64_t> sysmon_wakes_{0}, sysmon_netpolls_{0},
+      sysmon_timer_starts_{0},
       preempt_requests_{0}, syscalls_fast_{0},
       syscall_retakes_{0}, async_preemptions_{0}, preempt_signals_{0},
       async_declined_{0}, stalls_reported_{0};
