@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("== Side by side: every stage on the same workloads ==\n\n"
-              "Time per item (goroutine, yield, round trip or job), best of 3 "
+              "Time per item (goroutine, yield, round trip, job or timer), best of 3 "
               "runs of %d\nitems; lower is better.\n\n",
               items);
   if (procs > 0) {

@@ -21,7 +21,8 @@ using Stages =
 /// Every workload of workloads.h.
 using Workloads =
     std::tuple<SpawnJoin, YieldPing, ChanPingPong, ChanPingPongBuffered,
-               FanOutIn, Imbalanced, SpawnStorm, Skynet, Parked>;
+               FanOutIn, Imbalanced, SpawnStorm, Skynet, Parked, SelectFanIn,
+               SelectPingPong, TimerLoops, TimerChurn>;
 
 /// Calls f.template operator()<T>() for every type T of the tuple Types.
 template <class Types, class F>

@@ -39,6 +39,8 @@ int items_of() {
     return quick() ? 10'000 : 1'000'000;  // the original skynet: 10^6 leaves
   } else if constexpr (std::is_same_v<W, Parked>) {
     return quick() ? 10'000 : 100'000;
+  } else if constexpr (std::is_same_v<W, TimerLoops>) {  // 100k sleepers
+    return (quick() ? 10'000 : 100'000) * TimerLoops::kRounds;
   } else {
     return kItems;
   }
@@ -69,6 +71,16 @@ void run_workload(benchmark::State& state) {
   }
   if constexpr (std::is_same_v<W, Parked>) {
     state.counters["rss_bytes/goroutine"] = Parked::max_rss_per_goroutine.load();
+  }
+  if constexpr (requires { stats.timers_lock; }) {  // per-P timer heaps
+    const LockCounters& lock = stats.timers_lock;
+    state.counters["timer_lock/op"] =
+        static_cast<double>(lock.acquisitions) / ops;
+    state.counters["timer_contended%"] =
+        lock.acquisitions == 0 ? 0.0
+                               : 100.0 * lock.contended / lock.acquisitions;
+    state.counters["timers_stolen/op"] =
+        static_cast<double>(stats.timers_stolen) / ops;
   }
   if constexpr (requires { stats.steals; }) {  // Ps with local queues
     state.counters["steals"] = static_cast<double>(stats.steals);
@@ -137,7 +149,8 @@ void register_all() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(),
                                                run_workload<Api, W>);
         b->ArgName("procs")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseRealTime();
-        if (std::is_same_v<W, Skynet> || std::is_same_v<W, Parked>) {
+        if (std::is_same_v<W, Skynet> || std::is_same_v<W, Parked> ||
+            std::is_same_v<W, TimerLoops>) {
           b->Unit(benchmark::kMillisecond);
         }
       }

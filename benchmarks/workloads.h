@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 
 #include "common/check.h"
+#include "common/select.h"
 #include "common/stage_api.h"
 
 namespace gmp::bench {
@@ -219,6 +221,130 @@ struct SpawnStorm {
       });
     }
     all.wait();
+  }
+};
+
+/// kProducers goroutines each send n / kProducers values on a channel of
+/// their own; main takes all n with one select over the four channels (Go:
+/// `select { case v := <-c0: ... case v := <-c3: }`). Measures selectgo:
+/// the random poll order, the four channel locks in address order, and a
+/// parked select's four sudogs (one per case) when nothing is ready.
+struct SelectFanIn {
+  static constexpr const char* kName = "select fan-in";
+  static constexpr int kProducers = 4;
+  static constexpr int kMaxBlocked = kProducers + 1;  // producers, main
+  static std::uint64_t goroutines(int) { return kProducers; }
+  template <StageApi Api>
+  static void run(int n) {
+    using Chan = typename Api::template Chan<int>;
+    Chan c0, c1, c2, c3;
+    Chan* cs[kProducers] = {&c0, &c1, &c2, &c3};
+    const int each = n / kProducers;
+    for (Chan* c : cs) {
+      Api::go([c, each] {
+        for (int i = 0; i < each; ++i) c->send(i);
+      });
+    }
+    std::optional<int> v;
+    long sum = 0;
+    for (int i = 0; i < each * kProducers; ++i) {
+      gmp::select(recv_case(c0, v), recv_case(c1, v), recv_case(c2, v),
+                  recv_case(c3, v));
+      sum += *v;
+    }
+    GMP_CHECK(sum == static_cast<long>(kProducers) * each * (each - 1) / 2,
+              "select fan-in: wrong sum");
+  }
+};
+
+/// n round trips, as chan ping-pong, where every operation is a select of
+/// two cases, the second on a channel that never fires (Go: `select {
+/// case ping <- i: case <-stop: }`, and so on): four selects per round
+/// trip. Measures select's cost over a plain channel operation.
+struct SelectPingPong {
+  static constexpr const char* kName = "select ping-pong";
+  static constexpr int kMaxBlocked = 2;  // the partner, and main at the end
+  static std::uint64_t goroutines(int) { return 1; }
+  template <StageApi Api>
+  static void run(int n) {
+    typename Api::template Chan<int> ping, pong, stop;
+    typename Api::WaitGroup done;
+    done.add(1);
+    Api::go([&] {
+      std::optional<int> v;
+      for (;;) {
+        if (gmp::select(recv_case(ping, v), recv_case(stop)) != 0 || !v) break;
+        gmp::select(send_case(pong, *v + 1), recv_case(stop));
+      }
+      done.done();
+    });
+    std::optional<int> r;
+    for (int i = 0; i < n; ++i) {
+      gmp::select(send_case(ping, i), recv_case(stop));
+      gmp::select(recv_case(pong, r), recv_case(stop));
+    }
+    ping.close();
+    done.wait();
+  }
+};
+
+/// n / kRounds goroutines (100,000 in the suite), each sleeping 1 ms
+/// kRounds times (Go: `for r := 0; r < 10; r++ { time.Sleep(time.Millisecond) }`):
+/// n timers set and fired in all, 100,000 of them pending at once. Stage 2
+/// takes its one sched lock for every sleep and every firing (lock/op);
+/// stage 3's goroutines set them on their own P's heap, under that P's lock
+/// (timer_lock/op, contended%), and idle Ms fire other Ps' timers
+/// (timers_stolen/op). Needs green threads: on stage 1 a sleeper holds
+/// its thread.
+struct TimerLoops {
+  static constexpr const char* kName = "timers 100k x 1ms";
+  static constexpr int kRounds = 10;
+  static constexpr int kMaxBlocked = 0;  // not run where that matters
+  static constexpr bool kGreenThreadsOnly = true;
+  static std::uint64_t goroutines(int n) {
+    return static_cast<std::uint64_t>(n / kRounds);
+  }
+  template <StageApi Api>
+  static void run(int n) {
+    const int sleepers = n / kRounds;
+    typename Api::WaitGroup wg;
+    wg.add(sleepers);
+    for (int i = 0; i < sleepers; ++i) {
+      Api::go([&wg] {
+        for (int r = 0; r < kRounds; ++r) {
+          Api::sleep_for(std::chrono::milliseconds(1));
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
+  }
+};
+
+/// kChurners goroutines together set and stop n timers that never fire
+/// (Go: `t := time.AfterFunc(time.Hour, f); t.Stop()`, what every
+/// context.WithTimeout and cancel does): a timer into the heap and out
+/// again, from every P at once. Stage 2: two sched-lock acquisitions per
+/// timer, contended; stage 3: the setter's own P's lock.
+struct TimerChurn {
+  static constexpr const char* kName = "timer set/stop churn";
+  static constexpr int kChurners = 8;
+  static constexpr int kMaxBlocked = 1;  // main in wg.wait()
+  static std::uint64_t goroutines(int) { return kChurners; }
+  template <StageApi Api>
+  static void run(int n) {
+    typename Api::WaitGroup wg;
+    wg.add(kChurners);
+    for (int g = 0; g < kChurners; ++g) {
+      Api::go([&wg, n] {
+        for (int i = 0; i < n / kChurners; ++i) {
+          auto t = Api::Timer::after_func(std::chrono::hours(1), [] {});
+          GMP_CHECK(t.stop(), "timer set/stop churn: the timer had fired");
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
   }
 };
 

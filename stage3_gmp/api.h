@@ -43,6 +43,8 @@ struct Api {
   [[noreturn]] static void block() { stage3::block(); }
   /// stage3::sleep_for
   static void sleep_for(std::chrono::nanoseconds d) { stage3::sleep_for(d); }
+  /// Go's runtime.GOMAXPROCS(n): see stage3::gomaxprocs.
+  static int gomaxprocs(int n = 0) { return stage3::gomaxprocs(n); }
 };
 
 static_assert(StageApi<Api>);

@@ -163,6 +163,102 @@ func skynet(n int) {
 	}
 }
 
+func selectFanIn(n int) {
+	const producers = 4
+	cs := []chan int{make(chan int), make(chan int), make(chan int), make(chan int)}
+	each := n / producers
+	for _, c := range cs {
+		go func(c chan int) {
+			for i := 0; i < each; i++ {
+				c <- i
+			}
+		}(c)
+	}
+	sum := 0
+	for i := 0; i < each*producers; i++ {
+		var v int
+		select {
+		case v = <-cs[0]:
+		case v = <-cs[1]:
+		case v = <-cs[2]:
+		case v = <-cs[3]:
+		}
+		sum += v
+	}
+	if sum != producers*each*(each-1)/2 {
+		panic("select fan-in: wrong sum")
+	}
+}
+
+func selectPingPong(n int) {
+	ping, pong, stop := make(chan int), make(chan int), make(chan int)
+	done := make(chan bool)
+	go func() {
+		for {
+			var v int
+			var ok bool
+			select {
+			case v, ok = <-ping:
+			case <-stop:
+			}
+			if !ok {
+				break
+			}
+			select {
+			case pong <- v + 1:
+			case <-stop:
+			}
+		}
+		done <- true
+	}()
+	for i := 0; i < n; i++ {
+		select {
+		case ping <- i:
+		case <-stop:
+		}
+		select {
+		case <-pong:
+		case <-stop:
+		}
+	}
+	close(ping)
+	<-done
+}
+
+const timerRounds = 10 // as TimerLoops::kRounds
+
+func timerLoops(n int) {
+	var wg sync.WaitGroup
+	wg.Add(n / timerRounds)
+	for i := 0; i < n/timerRounds; i++ {
+		go func() {
+			for r := 0; r < timerRounds; r++ {
+				time.Sleep(time.Millisecond)
+			}
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+}
+
+func timerChurn(n int) {
+	const churners = 8
+	var wg sync.WaitGroup
+	wg.Add(churners)
+	for g := 0; g < churners; g++ {
+		go func() {
+			for i := 0; i < n/churners; i++ {
+				t := time.AfterFunc(time.Hour, func() {})
+				if !t.Stop() {
+					panic("timer set/stop churn: the timer had fired")
+				}
+			}
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+}
+
 func rssBytes() float64 {
 	var size, resident int64
 	f, err := os.Open("/proc/self/statm")
@@ -269,9 +365,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "benchmarks/go: -filter %q: %v\n", *filter, err)
 		os.Exit(2)
 	}
-	bigSkynet, bigParked := 1000000, 100000
+	bigSkynet, bigParked, bigTimers := 1000000, 100000, 100000*timerRounds
 	if *quick {
-		bigSkynet, bigParked = 10000, 10000
+		bigSkynet, bigParked, bigTimers = 10000, 10000, 10000*timerRounds
 	}
 	workloads := []struct {
 		name string
@@ -287,6 +383,10 @@ func main() {
 		{"spawn storm", items, spawnStorm},
 		{"skynet", bigSkynet, skynet},
 		{"parked goroutines", bigParked, parked},
+		{"select fan-in", items, selectFanIn},
+		{"select ping-pong", items, selectPingPong},
+		{"timers 100k x 1ms", bigTimers, timerLoops},
+		{"timer set/stop churn", items, timerChurn},
 	}
 	var out []result
 	for _, w := range workloads {

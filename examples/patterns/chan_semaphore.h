@@ -5,19 +5,24 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/context.h"
 #include "common/errors.h"
+#include "common/select.h"
 #include "common/stage_api.h"
 
 namespace gmp::patterns {
 
 /// At most `limit` holders at once (Go's `type Semaphore chan struct{}`).
-/// acquire() parks while `limit` goroutines hold it. No weights, no
-/// try-acquire: for those, see WeightedSemaphore.
+/// acquire() parks while `limit` goroutines hold it. No weights: for those,
+/// see WeightedSemaphore. The notes' "no context out of the box (add it
+/// with select)" is acquire_for and acquire(ctx): a select of the send
+/// against a timer's channel or the context's done channel.
 ///
 /// Errors: the constructor throws std::invalid_argument if limit is 0 (a
 /// semaphore nobody can take); release() without a matching acquire()
@@ -33,6 +38,24 @@ class ChanSemaphore {
   // [chan semaphore]
   /// Takes a slot: `s <- struct{}{}`, which parks while the buffer is full.
   void acquire() { slots_.send(Token{}); }
+  /// Takes a slot unless `timeout` passes first: `select { case s <-
+  /// struct{}{}: case <-time.After(timeout): }`. Whether it took one.
+  bool acquire_for(std::chrono::nanoseconds timeout) {
+    auto timer = A::Timer::after(timeout);
+    bool took = select(send_case(slots_, Token{}), recv_case(timer.c())) == 0;
+    timer.stop();  // what Go 1.23's GC does for an After nobody reads
+    return took;
+  }
+  /// Takes a slot unless `ctx` is done first (or already: a select picks
+  /// among the ready cases at random, so a done context is checked first).
+  /// ContextErr::kNone if it took one, else the context's error.
+  ContextErr acquire(const typename A::Context::Ptr& ctx) {
+    if (ContextErr e = ctx->err(); e != ContextErr::kNone) return e;
+    if (select(send_case(slots_, Token{}), recv_case(ctx->done())) == 0) {
+      return ContextErr::kNone;
+    }
+    return ctx->err();
+  }
   /// Gives the slot back: `<-s`.
   void release() {
     if (slots_.len() == 0) throw Panic("ChanSemaphore: release without acquire");

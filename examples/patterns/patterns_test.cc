@@ -271,6 +271,55 @@ TYPED_TEST(PatternsTest, ChanSemaphoreErrors) {
   });
 }
 
+// The notes' "context through select" for the channel semaphore: a full
+// semaphore times out (acquire_for) or gives up with its context, taking
+// nothing; a free one is taken at once, even with a done timer pending.
+TYPED_TEST(PatternsTest, ChanSemaphoreGivesUpOnATimeoutOrAContext) {
+  using Api = TypeParam;
+  using Ctx = typename Api::Context;
+  run_with<Api>(procs_for<Api>(2, 2), [] {
+    ChanSemaphore<Api> sem(1);
+    EXPECT_TRUE(sem.acquire_for(std::chrono::hours(1)));  // free: at once
+    EXPECT_FALSE(sem.acquire_for(std::chrono::milliseconds(2)));  // full
+    auto [ctx, cancel] = Ctx::with_cancel(Ctx::background());
+    typename Api::template Chan<ContextErr> result(1);
+    Api::go([&, ctx = ctx] { result.send(sem.acquire(ctx)); });
+    Api::sleep_for(std::chrono::milliseconds(1));
+    cancel();
+    EXPECT_EQ(result.recv(), std::optional(ContextErr::kCanceled));
+    EXPECT_EQ(sem.acquire(ctx), ContextErr::kCanceled) << "done already";
+    sem.release();  // the one slot was ours all along, and only it
+    EXPECT_EQ(sem.acquire(Ctx::background()), ContextErr::kNone);
+    sem.release();
+  });
+}
+
+// The notes' processWithLimit: items whose acquire finds the context done
+// are skipped; the others are processed, at most `limit` at once.
+TYPED_TEST(PatternsTest, ProcessWithLimitSkipsWhatItsContextCancels) {
+  using Api = TypeParam;
+  using Ctx = typename Api::Context;
+  run_with<Api>(procs_for<Api>(2, 4), [] {
+    std::vector<int> items(40);
+    std::atomic<int> inside{0}, peak{0}, processed{0};
+    auto [ctx, cancel] = Ctx::with_cancel(Ctx::background());
+    std::size_t n = process_with_limit<Api>(ctx, items, 3, [&](const int&) {
+      note_peak(peak, inside.fetch_add(1) + 1);
+      if (processed.fetch_add(1) + 1 == 10) cancel();  // the 10th cancels
+      work<Api>(2);
+      inside.fetch_sub(1);
+    });
+    EXPECT_EQ(static_cast<int>(n), processed.load());
+    EXPECT_GE(processed.load(), 10);
+    // After the 10th: the others holding the limit's slots then (2), and
+    // one acquire that was waiting and won its race with the cancel.
+    EXPECT_LE(processed.load(), 13);
+    EXPECT_LE(peak.load(), 3);
+    EXPECT_EQ(process_with_limit<Api>(ctx, items, 3, [](const int&) {}), 0u)
+        << "a done context processes nothing";
+  });
+}
+
 TYPED_TEST(PatternsTest, SpawnPerItemAndWorkersAgree) {
   using Api = TypeParam;
   for (unsigned seed : seeds(6)) {

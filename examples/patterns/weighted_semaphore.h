@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/context.h"
 #include "common/errors.h"
@@ -155,5 +156,33 @@ class WeightedSemaphore {
   std::int64_t cur_ = 0;          // units held; under mu_
   std::deque<Waiter*> waiters_;   // FIFO; under mu_
 };
+
+/// The notes' processWithLimit: `process(item)` for every item, each in
+/// its own goroutine, at most `limit` at once; an item whose acquire fails
+/// because `ctx` is done is skipped (the note's `continue`). Waits for the
+/// goroutines it started; returns how many items were processed. Must be
+/// called from a goroutine; `process` must not throw.
+template <StageApi A, class Item, class F>
+std::size_t process_with_limit(const typename A::Context::Ptr& ctx,
+                               const std::vector<Item>& items,
+                               std::int64_t limit, F process) {
+  WeightedSemaphore<A> sem(limit);
+  typename A::WaitGroup wg;
+  std::size_t started = 0;
+  // [process with limit]
+  for (const Item& item : items) {
+    if (sem.acquire(ctx, 1) != ContextErr::kNone) continue;  // ctx is done
+    wg.add(1);
+    ++started;
+    A::go([&sem, &wg, &process, &item] {
+      process(item);
+      sem.release(1);
+      wg.done();
+    });
+  }
+  wg.wait();
+  // [process with limit]
+  return started;
+}
 
 }  // namespace gmp::patterns
