@@ -184,11 +184,11 @@ class BasicTimer {
   // Everything the runtime may touch stays at one address (the runtime
   // timer is in a heap by address): the Timer value only points to it.
   struct State {
-    explicit State(Kind k) : kind(k) {}
+    explicit State(Kind k) : kind(k), c(k == Kind::kSend ? 1 : 0) {}
     const Kind kind;
     RuntimeLock mu;   // the timer's lock: stop, reset and the firing's check
     RuntimeTimer rt;  // when, period, f, arg: set under mu before add_timer
-    Chan c{1};        // kSend: one slot
+    Chan c;           // kSend: one slot; kFunc: unused, no buffer
     std::function<void()> fn;  // kFunc: set before the first start
   };
 
@@ -226,6 +226,14 @@ class BasicTimer {
 
   void release() noexcept {
     if (!st_) return;  // moved from
+    // Stopped or fired already, nothing under way (acquire: pairs with the
+    // heap's release of owner and f's release of firing): in no heap, no
+    // firing can start, and nothing of ours is read any more.
+    if (st_->rt.owner.load(std::memory_order_acquire) == nullptr &&
+        st_->rt.firing.load(std::memory_order_acquire) == 0) {
+      st_.reset();
+      return;
+    }
     {
       std::lock_guard lk(st_->mu);
       S::del_timer(st_->rt);

@@ -45,6 +45,15 @@ struct RuntimeTimer {
   static constexpr std::size_t kNotInHeap =
       std::numeric_limits<std::size_t>::max();
 
+  /// `t` in nanoseconds of the clock, at least 1 (0 can then mean "no
+  /// time" in an atomic); max() stays the largest value.
+  static std::int64_t ns(Clock::time_point t) noexcept {
+    auto n = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 t.time_since_epoch())
+                 .count();
+    return n > 0 ? n : 1;
+  }
+
   Clock::time_point when{};     ///< heap: when it fires next
   Clock::duration period{};     ///< heap: 0, or the interval of a ticker
   /// What it does (null: a sleeping goroutine, whose Sudog is arg). Set by
@@ -56,7 +65,8 @@ struct RuntimeTimer {
   /// read against a stop's removal, which comes before its increment).
   std::atomic<std::uint64_t> seq{0};
   /// Firings taken off the heap whose f has not returned: incremented by
-  /// the runtime under its lock as it takes the timer (take_due), and
+  /// the runtime under its lock as it takes the timer, before the timer
+  /// leaves the heap (take_due), and
   /// decremented by f as its very last step (release), so that an owner
   /// about to free the timer waits (acquire) until it is 0.
   std::atomic<int> firing{0};
@@ -123,7 +133,9 @@ class TimerHeap {
       heap_.pop_back();
     }
     t->index = RuntimeTimer::kNotInHeap;
-    t->owner.store(nullptr, std::memory_order_relaxed);  // under the lock
+    // release: a firing counted before (take_due) is seen by whoever sees
+    // the timer in no heap (BasicTimer's destructor).
+    t->owner.store(nullptr, std::memory_order_release);
     return true;
   }
 
@@ -140,11 +152,13 @@ class TimerHeap {
   /// firing counted), goes back into the heap a period later if it is a
   /// ticker, and null is returned. Only when not empty and due.
   RuntimeTimer* take_due(Clock::time_point now, TimerFiring* fire) {
-    RuntimeTimer* t = pop();
-    if (t->f == nullptr) return t;
-    // relaxed: both under the heap's lock, which the owner's stop takes
-    // too; the owner's wait for firing == 0 pairs with f's release.
+    RuntimeTimer* t = heap_[0];
+    if (t->f == nullptr) return pop();
+    // Counted before it leaves the heap: an owner that sees it in no heap
+    // (remove's release of owner) sees the firing too. relaxed: ordered by
+    // that release; the owner's wait for firing == 0 pairs with f's.
     t->firing.fetch_add(1, std::memory_order_relaxed);
+    remove(t);
     *fire = TimerFiring{t->f, t->arg, t->seq.load(std::memory_order_relaxed),
                         t->when};
     if (t->period > Clock::duration::zero()) {  // a ticker: its next tick

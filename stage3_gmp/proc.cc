@@ -333,7 +333,7 @@ void Runtime::stopm(M* m) {
                       !gcwaiting_.load(std::memory_order_relaxed);
     if (timer_duty) {
       timer_m_.store(m, std::memory_order_relaxed);
-      duty_until_ = until;
+      duty_until_.store(RuntimeTimer::ns(until), std::memory_order_seq_cst);
     }
     m->park.clear();
     m->parks.fetch_add(1, std::memory_order_relaxed);
@@ -348,6 +348,11 @@ void Runtime::stopm(M* m) {
     lk.lock();
     if (timer_m_.load(std::memory_order_relaxed) == m) {
       timer_m_.store(nullptr, std::memory_order_relaxed);
+      // Off duty before we look at the timers again (timers_due below,
+      // timer_deadline next round): a timer added meanwhile by someone who
+      // read our old time is seen (add_timer's fence pairs with this).
+      duty_until_.store(0, std::memory_order_seq_cst);
+      storeload_fence();
     }
     if (m->idle) mremove(m);  // timed out: nobody took us off the list
     // A timer is due, or (with a later stage's network poller) our poll
@@ -470,7 +475,8 @@ void Runtime::pidleput(P* pp) {
   // The M on duty went to sleep for good while a timer was due and every P
   // was held (timer_deadline): a P is idle now, so it wakes to take it.
   // (Whoever idles the P: findRunnable, or a later stage's hand-off.)
-  if (duty_until_ == Clock::time_point::max() &&
+  if (duty_until_.load(std::memory_order_relaxed) ==
+          RuntimeTimer::ns(Clock::time_point::max()) &&
       timer_m_.load(std::memory_order_relaxed) != nullptr && any_timers()) {
     wake_duty_m();
   }

@@ -641,8 +641,11 @@ class Runtime {
   /// M on duty for the next timer (relaxed: a hint, checked under sched_).
   std::atomic<M*> timer_m_{nullptr};
   /// Until when the M on duty sleeps (timer_deadline when it went to
-  /// sleep): an earlier new timer must wake it (add_timer).
-  Clock::time_point duty_until_{};
+  /// sleep, RuntimeTimer::ns), or 0 while no M is on duty (Go's
+  /// sched.pollUntil): an earlier new timer must wake it. Written under
+  /// sched_ with timer_m_; read without it by add_timer: seq_cst, a Dekker
+  /// pair with the new timer's timer0_when (fences on both sides).
+  std::atomic<std::int64_t> duty_until_{0};
   int stopwait_ = 0;             ///< Ps still to stop (stop the world)
   int outside_work_ = 0;  ///< threads between outside_work_begin and _end
   /// Woken when stopwait_ reaches 0. A Note, thread-safe: slept on by the

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/storeload.h"
 #include "common/sudog.h"
 #include "stage3_gmp/runtime.h"
 
@@ -18,13 +19,7 @@ namespace gmp::stage3 {
 namespace {
 
 using Clock = RuntimeTimer::Clock;
-
-std::int64_t to_ns(Clock::time_point t) {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                t.time_since_epoch())
-                .count();
-  return ns > 0 ? ns : 1;  // 0 means "no timer"; the clock starts at boot
-}
+constexpr auto to_ns = RuntimeTimer::ns;  // never 0: 0 means "no timer"
 
 // pp->timer0_when follows the heap's top. pp->timers_lock held.
 void update_timer0(P* pp) {
@@ -42,13 +37,21 @@ void Runtime::add_timer(P* pp, RuntimeTimer* t) {
     if (earliest) update_timer0(pp);
   }
   if (!earliest) return;  // the P's earlier timer is watched already
-  // Go's wakeNetPoller: the M on duty must not sleep past this one, and
-  // with nobody on duty, an M spins on an idle P (wakep): it runs the
-  // timer if it is due, and otherwise goes idle and takes the duty.
-  {
+  // Go's wakeNetPoller: the M on duty must not sleep past this one (read
+  // without the sched lock, as Go reads sched.pollUntil), and with nobody
+  // on duty, an M spins on an idle P (wakep): it runs the timer if it is
+  // due, and otherwise goes idle and takes the duty. The fence orders our
+  // timer0_when before the read of duty_until_ (stopm's pairs with it):
+  // an M that leaves the duty meanwhile sees our timer.
+  storeload_fence();
+  std::int64_t until = duty_until_.load(std::memory_order_seq_cst);
+  if (until != 0 && until <= to_ns(t->when)) return;  // it wakes in time
+  if (until != 0) {
     std::lock_guard lk(sched_);
     if (timer_m_.load(std::memory_order_relaxed) != nullptr) {
-      if (t->when < duty_until_) wake_duty_m();  // it sleeps again, less
+      if (to_ns(t->when) < duty_until_.load(std::memory_order_relaxed)) {
+        wake_duty_m();  // it sleeps again, less
+      }
       return;
     }
   }
