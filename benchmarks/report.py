@@ -239,7 +239,8 @@ def main():
                             os.path.abspath(args.out)) + ").", ""]
     if args.machine:
         md += ["Machine: " + args.machine, ""]
-    md += ["Time per item (goroutine, yield, round trip, job or skynet leaf); "
+    md += ["Time per item (goroutine, yield, round trip, job, skynet leaf, "
+           "select or timer); "
            "lower is better. In brackets: the ratio to stage 1 (s1) and to "
            "Go on the same row (below 1: faster).", "", "## Workloads", ""]
     for name, rows in table.items():
