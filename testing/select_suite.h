@@ -13,8 +13,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <random>
 #include <string>
 #include <thread>
@@ -546,6 +548,124 @@ TYPED_TEST_P(SelectSuite, SelectOutsideAGoroutineIsAUsageError) {
   EXPECT_THROW(c.try_recv(v), UsageError);
 }
 
+// test/chan/fifo.go: a buffered channel returns values in the order they
+// were sent (AsynchFifo); so does an unbuffered one whose senders take
+// turns, each goroutine of a daisy chain receiving its own value once the
+// one before it has (SynchFifo).
+TYPED_TEST_P(SelectSuite, ChannelsArePureFifos) {
+  static constexpr int kN = 10;
+  using C = typename TestFixture::template Chan<int>;
+  run_procs<TypeParam>(2, kN + 1, [] {
+    C asynch(kN);
+    for (int i = 0; i < kN; ++i) asynch.send(i);
+    for (int i = 0; i < kN; ++i) EXPECT_EQ(asynch.recv(), std::optional(i));
+
+    C ch;
+    std::vector<std::unique_ptr<C>> links;  // links[i] starts goroutine i
+    for (int i = 0; i <= kN; ++i) links.push_back(std::make_unique<C>());
+    for (int i = 0; i < kN; ++i) {
+      TypeParam::go([&ch, in = links[i].get(), out = links[i + 1].get(), i] {
+        in->recv();  // Go's Chain(ch, val, in, out)
+        EXPECT_EQ(ch.recv(), std::optional(i));
+        out->send(1);
+      });
+    }
+    links[0]->send(0);
+    for (int i = 0; i < kN; ++i) ch.send(i);
+    links[kN]->recv();
+  });
+}
+
+// test/chan/sieve2.go: the primes below 100 from an Eratosthenes sieve of
+// goroutines over odd candidates: a goroutine per prime sends its odd
+// multiples, a heap merges them into one stream of composites, and a proxy
+// buffers the primes fed back without bound, through a select whose send
+// case is a nil channel while its buffer is empty. The generators run
+// forever; main's return unwinds them (each holds the channels it uses).
+TYPED_TEST_P(SelectSuite, Sieve2FindsThePrimesBelow100) {
+  using C = typename TestFixture::template Chan<int>;
+  using CP = std::shared_ptr<C>;
+  run_procs<TypeParam>(2, 16, [] {
+    // odds() and multiples(p): n, n + step, ... on a buffered channel.
+    auto counter = [](int n, int step, std::size_t cap) {
+      auto out = std::make_shared<C>(cap);
+      TypeParam::go([out, n, step]() mutable {
+        for (;; n += step) out->send(n);
+      });
+      return out;
+    };
+    auto sendproxy = [](CP out) {
+      auto proxy = std::make_shared<C>(10);
+      TypeParam::go([out, proxy] {
+        std::deque<int> buf;  // Go's expanding ring
+        for (;;) {
+          C* c = buf.empty() ? nullptr : out.get();  // nil: output off
+          std::optional<int> in;
+          if (select(recv_case(*proxy, in),
+                     send_case(c, buf.empty() ? 0 : buf.front())) == 0) {
+            buf.push_back(*in);
+          } else {
+            buf.pop_front();
+          }
+        }
+      });
+      return proxy;
+    };
+    auto out = std::make_shared<C>(10);
+    out->send(2);
+    out->send(3);
+    auto composites = std::make_shared<C>(50);
+    auto primes = std::make_shared<C>(10);
+    primes->send(3);
+    TypeParam::go([=] {  // merge the multiples into the composites
+      struct Peek {
+        int head;
+        CP ch;
+      };
+      auto later = [](const Peek& a, const Peek& b) { return a.head > b.head; };
+      std::priority_queue<Peek, std::vector<Peek>, decltype(later)> h(later);
+      auto next = [&h] {  // Go's heap.Pop, take the next head, heap.Push
+        Peek p = h.top();
+        h.pop();
+        int min = p.head;
+        p.head = *p.ch->recv();
+        h.push(p);
+        return min;
+      };
+      int min = 15;
+      for (;;) {
+        int p = *primes->recv();
+        CP m = counter(p * p, 2 * p, 10);
+        int head = *m->recv();
+        while (min < head) {
+          composites->send(min);
+          min = next();
+        }
+        while (min == head) min = next();
+        composites->send(head);
+        h.push({*m->recv(), m});
+      }
+    });
+    TypeParam::go([=] {  // sieve the composites out of the candidates
+      CP fed_back = sendproxy(primes);
+      CP candidates = counter(5, 2, 50);
+      int p = *candidates->recv();
+      for (;;) {
+        int c = *composites->recv();
+        for (; p < c; p = *candidates->recv()) {
+          fed_back->send(p);
+          out->send(p);
+        }
+        if (p == c) p = *candidates->recv();
+      }
+    });
+    for (int want : {2,  3,  5,  7,  11, 13, 17, 19, 23, 29, 31, 37, 41,
+                     43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97}) {
+      EXPECT_EQ(out->recv(), std::optional(want));
+    }
+  });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     SelectSuite, NonBlockingOperationsNeverBlock, TrySendMovesOnlyWhatItSends,
     NonBlockingOperationsMeetBlockingPartners,
@@ -557,7 +677,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     NullClosedAndPanickingCasesBehaveAsGo, ABlockedSelectIsWokenByEitherSide,
     CasesOfDifferentTypesAndMoveOnlyValues, OppositeOrdersDoNotDeadlock,
     SelectsWaitingWhenMainReturnsUnwind, StressSelectsWhileChannelsClose,
-    SelectOutsideAGoroutineIsAUsageError);
+    SelectOutsideAGoroutineIsAUsageError, ChannelsArePureFifos,
+    Sieve2FindsThePrimesBelow100);
 
 // Death tests of select (gtest runs them first: the name ends in
 // DeathTest).
