@@ -113,9 +113,10 @@ struct P {
   /// RuntimeTimer::Clock, or 0 for none. Written under timers_lock with
   /// every change of the heap's top; read without it by Ms deciding
   /// whether to take the lock and by the idle M on duty computing its sleep
-  /// (relaxed: a hint; a timer that becomes some P's earliest wakes the M
-  /// on duty under the sched lock, which orders this write before its next
-  /// read).
+  /// (relaxed: a hint. A timer that becomes its P's earliest is not missed
+  /// by the M on duty: add_timer fences after this write, then finds that
+  /// M waking in time or wakes it under the sched lock, which its next
+  /// read follows; an M leaving the duty fences before it reads again).
   std::atomic<std::int64_t> timer0_when{0};
 
   P* link = nullptr;  ///< next P on the idle list; under the sched lock

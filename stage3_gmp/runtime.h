@@ -71,9 +71,18 @@
 /// again. A goroutine that never calls into the runtime (a loop on an
 /// atomic) delays the stop: preemption from outside (stage 5) cures that.
 ///
+/// Timers (Go 1.14, timers.cc): each P has a timer heap under its own
+/// lock. A goroutine's timer, its sleep's included, goes on its P; the M
+/// holding a P fires that P's due timers first in findRunnable, and an M
+/// looking for work fires other Ps' due timers in steal_work's last round;
+/// the first idle M sleeps until the earliest timer of all Ps (timer duty),
+/// and a timer that becomes its P's earliest wakes it if it would sleep
+/// past it (or wakep, with nobody on duty).
+///
 /// Everything else is stage 2's, reused: the context switch, stacks, the
 /// goroutine machinery (switch, signals, current M), park and ready through
-/// common/, timers under the sched lock, exit when main returns, checkdead.
+/// common/, the timer heap (common/timer.h), exit when main returns,
+/// checkdead.
 /// ```
 #pragma once
 
