@@ -169,6 +169,44 @@ TEST(TimerHeapTest, MatchesASortedReferenceThroughRandomOperations) {
   }
 }
 
+// A ticker stays in its heap from one tick to the next: a thread that
+// reads its owner while another takes its ticks never sees null (null
+// tells BasicTimer's destructor the timer is in no heap, and it frees it
+// if no firing is under way: a ticker taken out and pushed back could be
+// freed under the heap in between).
+TEST(TimerHeapTest, ATickerNeverLooksOutOfItsHeapWhileTicking) {
+  using Clock = RuntimeTimer::Clock;
+  int owner = 0;
+  TimerHeap heap(&owner);
+  RuntimeTimer ticker, other;
+  ticker.f = other.f = [](void*, std::uint64_t, Clock::time_point) {};
+  ticker.period = std::chrono::microseconds(1);
+  const Clock::time_point t0{};
+  ticker.when = t0;
+  other.when = t0 + std::chrono::hours(1);
+  heap.push(&other);
+  heap.push(&ticker);
+  std::atomic<bool> done{false};
+  std::atomic<long> seen_null{0};
+  std::thread reader([&] {
+    while (!done.load(std::memory_order_relaxed)) {
+      if (ticker.owner.load(std::memory_order_acquire) == nullptr) {
+        seen_null.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  });
+  for (int i = 0; i < 200000; ++i) {
+    TimerFiring f{};
+    ASSERT_EQ(heap.take_due(heap.earliest(), &f), nullptr);
+    ticker.firing.fetch_sub(1, std::memory_order_relaxed);  // f's last step
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(seen_null.load(), 0);
+  EXPECT_EQ(ticker.when, t0 + 200000 * ticker.period);
+  EXPECT_EQ(heap.size(), 2u);
+}
+
 TEST(NoteTest, AWakeupBeforeTheSleepIsNotLost) {
   Note n;
   n.clear();

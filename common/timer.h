@@ -149,8 +149,8 @@ class TimerHeap {
   /// Takes the earliest timer, due at `now`, to fire it, the heap's lock
   /// held: a sleeper (f null) is returned for the caller to ready, and
   /// `*fire` is untouched; a function timer is recorded in `*fire` (its
-  /// firing counted), goes back into the heap a period later if it is a
-  /// ticker, and null is returned. Only when not empty and due.
+  /// firing counted) and leaves the heap, or, a ticker, stays in it a
+  /// period later; null is returned. Only when not empty and due.
   RuntimeTimer* take_due(Clock::time_point now, TimerFiring* fire) {
     RuntimeTimer* t = heap_[0];
     if (t->f == nullptr) return pop();
@@ -158,13 +158,18 @@ class TimerHeap {
     // (remove's release of owner) sees the firing too. relaxed: ordered by
     // that release; the owner's wait for firing == 0 pairs with f's.
     t->firing.fetch_add(1, std::memory_order_relaxed);
-    remove(t);
     *fire = TimerFiring{t->f, t->arg, t->seq.load(std::memory_order_relaxed),
                         t->when};
-    if (t->period > Clock::duration::zero()) {  // a ticker: its next tick
+    if (t->period > Clock::duration::zero()) {
+      // A ticker moves to its next tick without leaving the heap (Go's
+      // runOneTimer sifts it down in place): taken out and pushed back,
+      // its owner would be null in between, and a destructor reading it
+      // then would free it under the heap.
       auto missed = (now - t->when) / t->period;  // ticks nobody took
       t->when += t->period * (missed + 1);
-      push(t);
+      down(0);
+    } else {
+      remove(t);
     }
     return nullptr;
   }

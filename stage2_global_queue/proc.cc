@@ -262,7 +262,10 @@ G* Runtime::find_runnable(M* m) {
       for (const TimerFiring& f : m->fire) f();
       m->fire.clear();
       lk.lock();
-      continue;
+      // On to the queue, not to the timers again: tickers due again by now
+      // would starve every goroutine (TimeSuite.StressTickersDestroyed...).
+      if (stopping_) return nullptr;
+      now = Clock::now();
     }
     if (G* gp = globrunqget()) {
       casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
