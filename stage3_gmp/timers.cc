@@ -31,9 +31,11 @@ void update_timer0(P* pp) {
 
 void Runtime::add_timer(P* pp, RuntimeTimer* t) {
   bool earliest = false;
-  {
+  std::int64_t when = 0;  // read under the lock: once t is in the heap,
+  {                       // a ticker's tick may move it (take_due)
     std::lock_guard lk(pp->timers_lock);
     earliest = pp->timers.push(t);
+    when = to_ns(t->when);
     if (earliest) update_timer0(pp);
   }
   if (!earliest) return;  // the P's earlier timer is watched already
@@ -45,11 +47,11 @@ void Runtime::add_timer(P* pp, RuntimeTimer* t) {
   // an M that leaves the duty meanwhile sees our timer.
   storeload_fence();
   std::int64_t until = duty_until_.load(std::memory_order_seq_cst);
-  if (until != 0 && until <= to_ns(t->when)) return;  // it wakes in time
+  if (until != 0 && until <= when) return;  // it wakes in time
   if (until != 0) {
     std::lock_guard lk(sched_);
     if (timer_m_.load(std::memory_order_relaxed) != nullptr) {
-      if (to_ns(t->when) < duty_until_.load(std::memory_order_relaxed)) {
+      if (when < duty_until_.load(std::memory_order_relaxed)) {
         wake_duty_m();  // it sleeps again, less
       }
       return;
