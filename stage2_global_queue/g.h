@@ -110,6 +110,12 @@ struct G {
   // that belongs to one M's processor.
   G* schedlink = nullptr;  ///< next G in a run queue or a free list
 
+  /// The M it is wired to by lock_os_thread (Go's g.lockedm), or null: it
+  /// runs on that M only, and that M runs nothing else. Written by the
+  /// goroutine itself (lock, unlock) and by its goexit0; read by the M that
+  /// takes it off a run queue (ordered by the queue, as `fn`).
+  struct MCore* lockedm = nullptr;
+
   /// The C++ runtime's exception-handling state of this goroutine while it
   /// is switched out (the exceptions being handled by catch blocks it is
   /// in, and std::uncaught_exceptions()). The C++ runtime keeps it per OS

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -51,6 +52,13 @@ struct MCore {
   WaitReason park_reason = WaitReason::kNone;  ///< the park's wait reason
   std::chrono::steady_clock::time_point park_until;  ///< kSleep: wake time
   bool exit_finished = false;  ///< kGoexit: returned (true) or Goexit
+
+  /// LockOSThread (Go's m.lockedg and m.lockedExt): the goroutine wired to
+  /// this M, or null, and how many lock_os_thread calls its unlocks have
+  /// not matched yet. Written by that goroutine as it runs here, and by
+  /// goexit0 on this M's g0; read by this M's loop. Owner: this M's thread.
+  G* lockedg = nullptr;
+  std::uint32_t locked_ext = 0;  ///< LockOSThread's nesting (Go 1.10+)
 
   /// This thread's C++ exception-handling globals (__cxa_get_globals()),
   /// looked up once: they belong to the thread, and an M is one thread.

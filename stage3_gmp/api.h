@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -43,6 +44,12 @@ struct Api {
   [[noreturn]] static void block() { stage3::block(); }
   /// stage3::sleep_for
   static void sleep_for(std::chrono::nanoseconds d) { stage3::sleep_for(d); }
+  /// stage3::lock_os_thread (Go's runtime.LockOSThread)
+  static void lock_os_thread() { stage3::lock_os_thread(); }
+  /// stage3::unlock_os_thread (Go's runtime.UnlockOSThread)
+  static void unlock_os_thread() { stage3::unlock_os_thread(); }
+  /// stage3::lock_os_count (Go's export_test LockOSCounts, its first value)
+  static std::uint32_t lock_os_count() { return stage3::lock_os_count(); }
   /// Go's runtime.GOMAXPROCS(n): see stage3::gomaxprocs.
   static int gomaxprocs(int n = 0) { return stage3::gomaxprocs(n); }
 };

@@ -20,7 +20,9 @@ void Runtime::checkdead() {
       live_.load(std::memory_order_relaxed) == 0) {
     return;
   }
-  if (nmidle_ < mcount_) return;  // an M runs, spins, or is being made
+  // An M runs, spins, or is being made (one waiting for its locked
+  // goroutine is idle: Go's nmidlelocked).
+  if (nmidle_ + nmidlelocked_ < mcount_) return;
   if (outside_work_ > 0) return;  // a P or goroutines on their way to an M
   // Sleepers, or (a later stage's) I/O waiters: no deadlock.
   if (any_timers() || idle_duty_wanted()) return;

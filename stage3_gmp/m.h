@@ -50,6 +50,9 @@ struct M : stage2::MCore {
   P* nextp = nullptr;      ///< the P to take when woken (Go's m.nextp)
   M* schedlink = nullptr;  ///< next idle M
   bool idle = false;       ///< on the idle list
+  /// Asleep in stoplockedm until its locked goroutine is handed to it
+  /// (startlockedm wakes it only then: the Note takes one wake-up).
+  bool lockedwait = false;
 
   // For traces and stats: written by the owner (relaxed), read by anyone.
   std::atomic<std::uint64_t> curg_goid{0};  ///< goroutine running, or 0

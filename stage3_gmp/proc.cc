@@ -298,6 +298,20 @@ M* Runtime::newm(P* pp, bool spinning) {
   }
   m->stack_size_field = stack_size_field_.c_str();
   ++stats_.threads_created;
+  // A thread cloned from this one would share what its locked goroutine
+  // may have changed in it (Go's newm): the template thread makes it.
+  if (M* self = getm(); self != nullptr && self->locked_ext != 0) {
+    template_thread_.run([this, m] {  // Go's newmHandoff
+      std::lock_guard lk(sched_);  // as here: mstart waits for the handle
+      newosproc(m);
+    });
+    return m;
+  }
+  newosproc(m);
+  return m;
+}
+
+void Runtime::newosproc(M* m) {
   try {
     m->thread = std::thread(&Runtime::mstart, this, m);
   } catch (const std::system_error& e) {
@@ -305,7 +319,6 @@ M* Runtime::newm(P* pp, bool spinning) {
           std::to_string(m->id) + ": " + e.what() +
           " (raise ulimit -u or kernel.threads-max)");
   }
-  return m;
 }
 
 void Runtime::stopm(M* m) {
@@ -366,6 +379,32 @@ void Runtime::stopm(M* m) {
     }
   }
 }
+
+//! [handoffp]
+M* Runtime::handoffp(P* pp) {
+  // Work on its queue or in the GRQ: an M runs it now.
+  if (!pp->runq.stealer().empty() || !grq_empty()) {
+    return startm(pp, /*spinning=*/false);
+  }
+  // Nobody looks for work (no spinning M, no idle P): an M spins on this
+  // P, so that work submitted meanwhile is found (Go's condition).
+  if (claim_spinning_if_nobody_looks()) return startm(pp, /*spinning=*/true);
+  std::unique_lock lk(sched_);
+  if (world_stopping(std::memory_order_relaxed)) {  // under sched_
+    pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
+    stopped_for_world();
+    return nullptr;
+  }
+  if (!grq_empty() || duty_unwatched()) {
+    // Work arrived; or timers or I/O waiters and no M watching them (this
+    // was the last M that would have): an M takes the P.
+    lk.unlock();
+    return startm(pp, /*spinning=*/false);
+  }
+  pidleput(pp);
+  return nullptr;
+}
+//! [handoffp]
 
 Runtime::Clock::time_point Runtime::timer_deadline() const {
   Clock::time_point until = earliest_timer();

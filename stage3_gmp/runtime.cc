@@ -174,7 +174,9 @@ void Runtime::stop_ms() noexcept {
     while (M* m = mget()) wake_m(m);
   }
   // No M can be made any more: startm checks stopping_ under sched_, and
-  // newm makes its thread under it too.
+  // newm makes its thread under it too, or asks the template thread, which
+  // makes what it was asked before it ends.
+  template_thread_.stop();
   for (auto& m : allm_) {
     if (m->thread.joinable()) m->thread.join();
   }

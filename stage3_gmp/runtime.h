@@ -111,6 +111,7 @@
 #include "stage2_global_queue/g.h"
 #include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/stack.h"
+#include "stage2_global_queue/template_thread.h"
 #include "common/timer.h"
 #include "stage3_gmp/config.h"
 #include "stage3_gmp/m.h"
@@ -283,6 +284,9 @@ class Runtime {
   friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend int gomaxprocs(int n);
+  friend void lock_os_thread();
+  friend void unlock_os_thread();
+  friend std::uint32_t lock_os_count();
   friend void goroutine_entry(void* arg) noexcept;
   /// \endcond
 
@@ -355,6 +359,27 @@ class Runtime {
   /// to run the due timers on. Returns with m->p set, or with none when the
   /// run stops.
   void stopm(M* m);
+  /// Go's handoffp: pp, whose M will not run goroutines for a while (it
+  /// waits for its locked goroutine; in a later stage, it blocks in a
+  /// system call), goes to an M that will run its work, or to the idle
+  /// list, or to a stop of the world under way. Without sched_. Returns the
+  /// M that got it (for counters and traces), or null.
+  M* handoffp(P* pp);
+  // lockosthread.cc: LockOSThread (Go's lockedg / lockedm).
+  /// Go's stoplockedm, on g0 of m, whose locked goroutine is not running:
+  /// m hands its P off (handoffp) and sleeps, counted in nmidlelocked_,
+  /// until an M that took the goroutine from a queue hands it a P
+  /// (startlockedm). Returns with m->p set; the goroutine is runnable.
+  void stoplockedm(M* m);
+  /// Go's startlockedm: gp, taken from a queue by m, is locked to another
+  /// M: m gives that M its P and wakes it to run gp, then goes idle.
+  void startlockedm(M* m, G* gp);
+  /// Go's mexit for an M whose locked goroutine ended (Go 1.10+): the
+  /// goroutine may have left the thread in a state no other should see,
+  /// so the thread ends; its P is handed off first. On m's g0.
+  void mexit_locked(M* m);
+  /// Go's newosproc: m's thread, running mstart. sched_ held.
+  void newosproc(M* m);
   /// When the idle M on timer duty must wake: the earliest timer of all Ps
   /// (earliest_timer), or max() for none, or if it is due already while
   /// every P is held: then the Ms holding the Ps run it at their next
@@ -438,7 +463,9 @@ class Runtime {
   /// (wakep, as Go's goschedImpl does).
   void gosched_m(M* m, G* gp);
   /// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
-  void goexit0(M* m, G* gp);
+  /// Returns whether m's thread must end (gp was locked to it: mexit_locked
+  /// has handed its P off).
+  bool goexit0(M* m, G* gp);
   /// Go's gopreempt_m, on g0: gp, stopped at a safe point, goes to the GRQ
   /// (behind everything queued there) and m schedules another.
   void gopreempt_m(M* m, G* gp);
@@ -638,6 +665,9 @@ class Runtime {
                                            ///< without it (relaxed: a hint)
   M* midle_ = nullptr;  ///< idle Ms (Go's sched.midle)
   int nmidle_ = 0;      ///< how many Ms are on midle_
+  /// Ms waiting for their locked goroutine (Go's sched.nmidlelocked):
+  /// idle for checkdead.
+  int nmidlelocked_ = 0;
   int mcount_ = 0;      ///< Ms made (Go's mcount), including starting ones
   int maxmcount_ = 10000;  ///< Go's sched.maxmcount (SetMaxThreads)
   P* pidle_ = nullptr;  ///< idle Ps (Go's sched.pidle)
@@ -711,6 +741,10 @@ class Runtime {
   mutable RuntimeLock allglock_;  ///< Go's allglock: protects allgs_
   std::vector<std::unique_ptr<G>> allgs_;  ///< every G ever made; allglock_
 
+  /// Makes the Ms' threads a locked M asks for (newm): started by the
+  /// run's first lock_os_thread, stopped by stop_ms. Thread-safe.
+  stage2::TemplateThread template_thread_;
+
   Note main_returned_;  ///< woken when main returns, once per run
   Note all_dead_;       ///< woken by the goexit0 that ends the last goroutine
   /// The schedtrace printer, when GMP_DEBUG asks for it (not the
@@ -758,5 +792,23 @@ void sleep_for(std::chrono::nanoseconds d);
 /// kMaxProcs if n is larger, as Go caps it. n <= 0 only asks, as in Go.
 /// Goroutine only; once main has returned, a change throws gmp::Goexit.
 int gomaxprocs(int n = 0);
+
+/// Go's runtime.LockOSThread: wires the calling goroutine to its M (its
+/// OS thread) until as many unlock_os_thread calls: it runs on that thread
+/// only, and the thread runs no other goroutine. When the goroutine waits,
+/// its M hands its P to another M and sleeps until the goroutine is ready
+/// again. A goroutine that ends while wired takes its thread with it: the
+/// thread exits (Go 1.10+). Goroutine only (gmp::UsageError otherwise).
+void lock_os_thread();
+
+/// Go's runtime.UnlockOSThread: undoes one lock_os_thread call; the
+/// goroutine is free to move again once every call is undone. Without a
+/// lock_os_thread to undo it does nothing, as in Go. Goroutine only.
+void unlock_os_thread();
+
+/// How many lock_os_thread calls of the caller are not undone yet (the
+/// first value of Go's LockOSCounts, which Go's own tests read through
+/// export_test.go). Goroutine only.
+std::uint32_t lock_os_count();
 
 }  // namespace gmp::stage3

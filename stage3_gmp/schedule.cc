@@ -6,6 +6,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -76,10 +77,20 @@ void Runtime::mstart(M* m) {
   if (m->spinning.load(std::memory_order_relaxed)) start_spin_clock(m);
   // Go's schedule(), as a loop: find a goroutine, run it until it switches
   // back to g0, do what it asked.
-  for (;;) {
-    auto [gp, inherit_time] = find_runnable(m);
-    if (gp == nullptr) break;  // the run is over
-    if (m->spinning.load(std::memory_order_relaxed)) resetspinning(m);
+  for (bool exit = false; !exit;) {
+    G* gp = m->lockedg;
+    bool inherit_time = false;
+    if (gp != nullptr) {
+      stoplockedm(m);  // a locked M runs its goroutine only: wait for it
+    } else {
+      std::tie(gp, inherit_time) = find_runnable(m);
+      if (gp == nullptr) break;  // the run is over
+      if (m->spinning.load(std::memory_order_relaxed)) resetspinning(m);
+      if (gp->lockedm != nullptr) {  // another M's: give it our P
+        startlockedm(m, gp);
+        continue;
+      }
+    }
     execute(m, gp, inherit_time);
     if (m->trace != nullptr) [[unlikely]] {
       stage2::trace_go_stop(m, gp, stop_reason(m->call));
@@ -87,7 +98,7 @@ void Runtime::mstart(M* m) {
     switch (m->call) {
       case stage2::MCall::kPark: park_m(m, gp); break;
       case stage2::MCall::kGosched: gosched_m(m, gp); break;
-      case stage2::MCall::kGoexit: goexit0(m, gp); break;
+      case stage2::MCall::kGoexit: exit = goexit0(m, gp); break;
       case kPreemptCall: gopreempt_m(m, gp); break;
       case stage2::MCall::kNone:
         fatal("mstart: a goroutine switched to g0 for nothing");
@@ -359,13 +370,22 @@ void Runtime::preempt_now(M* m) {
   stage2::mcall(m, m->curg);
 }
 
-void Runtime::goexit0(M* m, G* gp) {
+bool Runtime::goexit0(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
+  const bool locked = gp->lockedm != nullptr;
   gfput(m->p, gp);
+  if (locked) [[unlikely]] {
+    gp->lockedm = nullptr;
+    m->lockedg = nullptr;
+    // locked_ext stays: an M this one's hand-off makes is made by the
+    // template thread, not cloned from this thread (newm).
+    mexit_locked(m);  // before the count below may end the run
+  }
   if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
       exiting_.load(std::memory_order_acquire)) {
     all_dead_.wakeup();  // once per run: the last goroutine after main
   }
+  return locked;
 }
 
 // ---- The Scheduler interface and the free functions ------------------------
@@ -459,6 +479,28 @@ void yield() {
   m->call = stage2::MCall::kGosched;
   stage2::mcall(m, m->curg);
 }
+
+void lock_os_thread() {
+  M* m = current_m("lock_os_thread");
+  m->rt->template_thread_.start();  // before this thread may be changed
+  if (m->locked_ext == UINT32_MAX) {
+    throw Panic("LockOSThread nesting overflow");  // as Go's
+  }
+  ++m->locked_ext;
+  m->lockedg = m->curg;
+  m->curg->lockedm = m;
+}
+
+void unlock_os_thread() {
+  M* m = current_m("unlock_os_thread");
+  if (m->locked_ext == 0) return;  // nothing to undo, as in Go
+  if (--m->locked_ext == 0) {
+    m->lockedg = nullptr;
+    m->curg->lockedm = nullptr;
+  }
+}
+
+std::uint32_t lock_os_count() { return current_m("lock_os_count")->locked_ext; }
 
 void sleep_for(std::chrono::nanoseconds d) {
   G* gp = Sched::current_g("sleep_for");

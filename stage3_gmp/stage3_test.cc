@@ -19,6 +19,7 @@
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/context_suite.h"
+#include "testing/lock_os_thread_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -29,6 +30,8 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiSuite, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, SelectSuite, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, TimeSuite, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ContextSuite, stage3::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, LockOSThreadSuite, stage3::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, LockOSThreadDeathTest, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, SelectDeathTest, stage3::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiDeathTest, stage3::Api);
 

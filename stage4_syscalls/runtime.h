@@ -91,6 +91,9 @@ using stage3::WaitGroup;
 inline constexpr stage2::MCall kExitsyscallCall = stage3::kFirstLaterCall;
 using stage3::yield;
 using stage3::num_goroutine;
+using stage3::lock_os_thread;
+using stage3::unlock_os_thread;
+using stage3::lock_os_count;
 
 /// The most Ms a Config may allow.
 inline constexpr int kMaxThreadsLimit = 1'000'000;
@@ -189,10 +192,6 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// 10 ms; stage 5). If the M on duty sleeps on its Note (only timers so far),
   /// it is woken to poll instead.
   void first_waiter() override;
-  /// Go's handoffp: pp, whose M is blocked, goes to an M that will run its
-  /// work, or to the idle list. Without sched_. Returns the M that got it
-  /// (for traces), or null.
-  M* handoffp(P* pp);
   /// Go's exitsyscall0, on g0: no P was free for gp. One more look under the
   /// lock; else gp waits in the GRQ and m goes idle.
   void exitsyscall0(M* m, G* gp);

@@ -15,6 +15,7 @@
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/context_suite.h"
+#include "testing/lock_os_thread_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -25,6 +26,8 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, SelectSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, TimeSuite, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ContextSuite, stage4::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, LockOSThreadSuite, stage4::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, LockOSThreadDeathTest, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, SelectDeathTest, stage4::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiDeathTest, stage4::Api);
 
@@ -174,6 +177,39 @@ TEST(Stage4Test, ExitsyscallQueuesTheGoroutineWhenNoPIsFree) {
   Stats s = rt.stats();
   EXPECT_TRUE(returned.load());
   EXPECT_EQ(s.exitsyscall_grq, 1u);
+}
+
+// A locked goroutine's blocking call: its M keeps only it, as any M in a
+// call does, and it comes back on its own thread by each of exitsyscall's
+// paths: its old P, or (main holding the only P) the GRQ, where main's M
+// finds it and hands it its P (startlockedm) while its own M waits for it
+// alone (exitsyscall0's stoplockedm).
+TEST(Stage4Test, ALockedGoroutineReturnsFromACallOnItsOwnThread) {
+  Runtime rt(procs(1));
+  int before = 0, after_idle = 0, after_busy = 0;
+  rt.run([&] {
+    std::atomic<bool> entered{false}, returned{false};
+    go([&] {
+      lock_os_thread();
+      before = static_cast<int>(::gettid());
+      blocking([] { ::usleep(1'000); });  // main sleeps: the P is idle
+      after_idle = static_cast<int>(::gettid());
+      blocking([&] {
+        entered.store(true);
+        ::usleep(20'000);  // main holds the only P meanwhile
+      });
+      after_busy = static_cast<int>(::gettid());
+      returned.store(true);
+      unlock_os_thread();
+    });
+    sleep_for(std::chrono::milliseconds(5));
+    while (!entered.load()) yield();
+    while (!returned.load()) yield();
+  });
+  EXPECT_NE(before, 0);
+  EXPECT_EQ(after_idle, before);
+  EXPECT_EQ(after_busy, before);
+  EXPECT_GE(rt.stats().exitsyscall_grq, 1u);
 }
 
 // Exceptions from the call pass through, with the P back.

@@ -1,5 +1,5 @@
-// Stage 4: blocking system calls (Go's entersyscallblock, handoffp,
-// exitsyscall, exitsyscallfast, exitsyscall0).
+// Stage 4: blocking system calls (Go's entersyscallblock, exitsyscall,
+// exitsyscallfast, exitsyscall0); the P goes to stage 3's handoffp.
 #include <mutex>
 #include <string>
 
@@ -20,44 +20,14 @@ P* Runtime::entersyscall(M* m, G* gp) {
   syscalls_.fetch_add(1, std::memory_order_relaxed);
   trace::Buffer* t = m->trace;
   const std::int64_t at = t != nullptr ? t->now() : 0;  // see handoff()
-  M* to = handoffp(pp);
+  M* to = handoffp(pp);  // stage 3's
+  if (to != nullptr) handoffs_.fetch_add(1, std::memory_order_relaxed);
   if (t != nullptr && to != nullptr) [[unlikely]] {
     t->handoff(pp->id, m->id, to->id, at);
   }
   return pp;
 }
 //! [entersyscall]
-
-//! [handoffp]
-M* Runtime::handoffp(P* pp) {
-  // Work on its queue or in the GRQ: an M runs it now.
-  if (!pp->runq.stealer().empty() || !grq_empty()) {
-    handoffs_.fetch_add(1, std::memory_order_relaxed);
-    return startm(pp, /*spinning=*/false);
-  }
-  // Nobody looks for work (no spinning M, no idle P): this P's M spins,
-  // so that work submitted meanwhile is found (Go's condition).
-  if (claim_spinning_if_nobody_looks()) {
-    handoffs_.fetch_add(1, std::memory_order_relaxed);
-    return startm(pp, /*spinning=*/true);
-  }
-  std::unique_lock lk(sched_);
-  if (world_stopping(std::memory_order_relaxed)) {  // under sched_
-    pp->status.store(PStatus::kStopped, std::memory_order_relaxed);
-    stopped_for_world();
-    return nullptr;
-  }
-  if (!grq_empty() || duty_unwatched()) {
-    // Work arrived; or timers or I/O waiters and no M watching them (this
-    // was the last M that would have): an M takes the P.
-    lk.unlock();
-    handoffs_.fetch_add(1, std::memory_order_relaxed);
-    return startm(pp, /*spinning=*/false);
-  }
-  pidleput(pp);
-  return nullptr;
-}
-//! [handoffp]
 
 //! [exitsyscall]
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
@@ -100,6 +70,9 @@ void Runtime::exitsyscall0(M* m, G* gp) {
     return;
   }
   exit_grq_.fetch_add(1, std::memory_order_relaxed);
+  // Locked to m (lock_os_thread): m waits for gp alone, in the loop's
+  // stoplockedm, not on the idle list (Go's exitsyscall0 does the same).
+  if (gp->lockedm != nullptr) return;
   stopm(m);  // with a P when woken, or with none when the run is over
 }
 

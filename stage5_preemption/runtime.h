@@ -97,6 +97,9 @@ using stage4::Timer;
 using stage4::WaitGroup;
 using stage4::yield;
 using stage4::num_goroutine;
+using stage4::lock_os_thread;
+using stage4::unlock_os_thread;
+using stage4::lock_os_count;
 
 /// Stage 5's P state, Go's `_Psyscall` (stage 3 leaves Go's number 2 free
 /// for it: p.h): the P's M is in a blocking call and kept the P, to take it

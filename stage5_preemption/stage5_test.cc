@@ -27,6 +27,7 @@
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/context_suite.h"
+#include "testing/lock_os_thread_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -37,6 +38,8 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, SelectSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, TimeSuite, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ContextSuite, stage5::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, LockOSThreadSuite, stage5::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, LockOSThreadDeathTest, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, SelectDeathTest, stage5::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiDeathTest, stage5::Api);
 
@@ -427,6 +430,37 @@ TEST(Stage5Test, ATightLoopIsPreemptedAsynchronously) {
   Stats s = rt.stats();
   EXPECT_GE(s.async_preemptions, 1u);
   EXPECT_GE(s.preempt_signals, s.async_preemptions);
+}
+
+// A locked goroutine in a tight loop is preempted like any other (Go's
+// gopreempt_m: to the GRQ); its M then waits for it alone, and the M that
+// takes it from the GRQ hands that M its P back: it resumes on its own
+// thread, and main ran meanwhile.
+TEST(Stage5Test, ALockedTightLoopIsPreemptedAndResumesOnItsThread) {
+  SKIP_WITHOUT_ASYNC();
+  Runtime rt(one_p(Preempt::kAsync));
+  bool main_ran = false;
+  int before = 0, after = 0;
+  rt.run([&] {
+    int stop = 0;
+    long u = 1;
+    WaitGroup wg;
+    wg.add(1);
+    go([&] {
+      lock_os_thread();
+      before = static_cast<int>(::gettid());
+      while (__atomic_load_n(&stop, __ATOMIC_RELAXED) == 0) u -= 2;
+      after = static_cast<int>(::gettid());
+      wg.done();
+    });
+    sleep_for(milliseconds(5));
+    main_ran = true;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    wg.wait();
+  });
+  EXPECT_TRUE(main_ran);
+  EXPECT_EQ(after, before);
+  EXPECT_GE(rt.stats().async_preemptions, 1u);
 }
 
 TEST(Stage5Test, PingPongHogAsync) {

@@ -11,7 +11,7 @@
 //   - the call lasts: sysmon sees the same syscalltick on two of its
 //     rounds (20 us at least) and, if the P has work or nobody else is
 //     looking for work or 10 ms have passed, wins the compare-exchange
-//     from kPSyscall to kIdle and hands the P off (stage 4's handoffp).
+//     from kPSyscall to kIdle and hands the P off (stage 3's handoffp).
 //     The call's return then finds its P gone and takes stage 4's three
 //     steps (old P if idle, another idle P, else the GRQ and park).
 // The compare-exchange decides who owns the P (and its run queue): acq_rel
@@ -125,6 +125,7 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
   if (tb != nullptr) [[unlikely]] tb->sysmon(trace::SysmonAction::kRetake, pp->id);
   const std::int64_t at = tb != nullptr ? tb->now() : 0;  // see handoff()
   M* to = handoffp(pp);
+  if (to != nullptr) handoffs_.fetch_add(1, std::memory_order_relaxed);
   outside_work_end();
   if (tb != nullptr && to != nullptr) [[unlikely]] {
     tb->handoff(pp->id, trace::kSysmonThread, to->id, at);
