@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,12 @@ struct Api {
   static void yield() { stage2::yield(); }
   /// stage2::num_goroutine
   static int num_goroutine() { return stage2::num_goroutine(); }
+  /// stage2::lock_os_thread (Go's runtime.LockOSThread)
+  static void lock_os_thread() { stage2::lock_os_thread(); }
+  /// stage2::unlock_os_thread (Go's runtime.UnlockOSThread)
+  static void unlock_os_thread() { stage2::unlock_os_thread(); }
+  /// stage2::lock_os_count (Go's export_test LockOSCounts, its first value)
+  static std::uint32_t lock_os_count() { return stage2::lock_os_count(); }
   /// stage2::block (Go's `select {}`)
   [[noreturn]] static void block() { stage2::block(); }
   /// stage2::sleep_for

@@ -15,7 +15,9 @@ namespace gmp::stage2 {
 // goroutine can ever run again, in which case the program ends.
 void Runtime::checkdead() {
   if (!running_ || main_done_ || live_ == 0) return;
-  if (nmidle_ < config_.procs) return;  // an M is running a goroutine
+  // An M is running a goroutine (one waiting for its locked goroutine is
+  // idle: Go's nmidlelocked).
+  if (nmidle_ + nmidlelocked_ < mcount_) return;
   if (!timers_.empty() || grq_size_ > 0) return;  // a sleeper will wake
 
   std::vector<const G*> waiting;  // listed by goroutine id, as Go does

@@ -26,7 +26,7 @@ struct M : MCore {
   M(Runtime* runtime, int index) : rt(runtime), id(index) {}
 
   Runtime* const rt;  ///< immutable
-  const int id;       ///< immutable; 0..procs-1
+  const int id;       ///< immutable; in creation order (0..procs-1 first)
   std::thread thread;  ///< started and joined by Runtime::run's thread
 
   /// Idle M's sleep: cleared and slept on by this M, woken by whoever takes
@@ -36,6 +36,10 @@ struct M : MCore {
   // Protected by the runtime's sched lock.
   M* schedlink = nullptr;  ///< next idle M
   bool idle = false;       ///< on the idle list
+  /// Asleep in stoplockedm, waiting for its locked goroutine.
+  bool lockedwait = false;
+  /// Its locked goroutine was handed to it (startlockedm_locked).
+  bool lockedready = false;
   /// Function timers find_runnable took off the heap, to call once it has
   /// unlocked (kept here so that the vector's memory is reused). Owner M.
   std::vector<TimerFiring> fire;

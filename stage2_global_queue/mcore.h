@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/errors.h"
 #include "common/fault.h"
 #include "common/runtime_lock.h"
 #include "common/park_unlock.h"
@@ -59,6 +60,23 @@ struct MCore {
   /// goexit0 on this M's g0; read by this M's loop. Owner: this M's thread.
   G* lockedg = nullptr;
   std::uint32_t locked_ext = 0;  ///< LockOSThread's nesting (Go 1.10+)
+
+  /// Go's LockOSThread on this M, for its running goroutine: one more
+  /// lock, and the goroutine and this M wired to each other. Panics
+  /// ("LockOSThread nesting overflow") past 2^32 - 1 locks, as Go's.
+  void lock_os_thread() {
+    if (locked_ext == UINT32_MAX) throw Panic("LockOSThread nesting overflow");
+    ++locked_ext;
+    lockedg = curg;
+    curg->lockedm = this;
+  }
+  /// Go's UnlockOSThread: one lock fewer (none: nothing); at none, the
+  /// goroutine and this M are free of each other.
+  void unlock_os_thread() noexcept {
+    if (locked_ext == 0 || --locked_ext != 0) return;
+    lockedg = nullptr;
+    curg->lockedm = nullptr;
+  }
 
   /// This thread's C++ exception-handling globals (__cxa_get_globals()),
   /// looked up once: they belong to the thread, and an M is one thread.

@@ -5,6 +5,9 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <system_error>
+#include <memory>
 #include <utility>
 
 #include "common/check.h"
@@ -180,9 +183,16 @@ void Runtime::mremove(M* m) {  // sched_ held: m is idle
   --nmidle_;
 }
 
-// Wakes an idle M, if any, to run what was just queued. sched_ held.
+// Wakes an idle M, if a place is free, to run what was just queued; with
+// no idle M, a place is free only because Ms wait for their locked
+// goroutines or have ended with them: a new M takes it. sched_ held.
 void Runtime::wake_idle_m() {
-  if (M* m = mget()) m->park.wakeup();
+  if (mcount_ - nmidle_ - nmidlelocked_ >= config_.procs) return;  // taken
+  if (M* m = mget()) {
+    m->park.wakeup();
+  } else {
+    newm_locked();
+  }
 }
 
 // ---- The M's loop, on g0 (protocol 2) -------------------------------------
@@ -192,13 +202,19 @@ void Runtime::mstart(M* m) {
   m->trace = trace_.buffer(m->id);
   init_g0(m);
   init_m_signals(m);
-  while (G* gp = find_runnable(m)) {
+  for (bool exit = false; !exit;) {
+    G* gp = m->lockedg;
+    if (gp != nullptr) {
+      stoplockedm(m);  // a locked M runs its goroutine only: wait for it
+    } else if ((gp = find_runnable(m)) == nullptr) {
+      break;  // the run is over
+    }
     execute(m, gp);  // returns when gp switches back to g0
     trace_go_stop(m, gp);
     switch (m->call) {
       case MCall::kPark: park_m(m, gp); break;
       case MCall::kGosched: gosched_m(m, gp); break;
-      case MCall::kGoexit: goexit0(m, gp); break;
+      case MCall::kGoexit: exit = goexit0(m, gp); break;
       default:  // kNone, or a value this stage gives no meaning
         fatal("mstart: a goroutine switched to g0 for nothing");
     }
@@ -267,7 +283,15 @@ G* Runtime::find_runnable(M* m) {
       if (stopping_) return nullptr;
       now = Clock::now();
     }
-    if (G* gp = globrunqget()) {
+    // More Ms than places run when an idle M on timer duty woke by itself
+    // while locked Ms' spares ran: then this one goes idle again.
+    G* gp = mcount_ - nmidle_ - nmidlelocked_ > config_.procs ? nullptr
+                                                               : globrunqget();
+    if (gp != nullptr && gp->lockedm != nullptr) [[unlikely]] {
+      startlockedm_locked(m, gp);  // its M runs it, in our place
+      gp = nullptr;
+    }
+    if (gp != nullptr) {
       casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
       gp->started = true;
       gp->last_m.store(m->id, std::memory_order_relaxed);
@@ -353,13 +377,90 @@ void Runtime::gosched_m(M*, G* gp) {
   globrunqput(gp);
 }
 
-// Go's goexit0: gp is dead; its G and stack go to the free list.
-void Runtime::goexit0(M* m, G* gp) {
+// Go's goexit0: gp is dead; its G and stack go to the free list. If it
+// was locked to m, m's thread ends (Go 1.10+: the goroutine may have left
+// it in a state no other should see), and another M takes its place.
+bool Runtime::goexit0(M* m, G* gp) {
   std::lock_guard lk(sched_);
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
   ++(m->exit_finished ? stats_.goroutines_finished : stats_.goroutines_exited);
+  const bool locked = gp->lockedm != nullptr;
+  if (locked) [[unlikely]] {
+    gp->lockedm = nullptr;
+    m->lockedg = nullptr;  // locked_ext stays: a new M is not cloned from us
+    --mcount_;
+    handoff_place_locked();
+  }
   gfput(gp);
   if (--live_ == 0 && main_done_) all_dead_.wakeup();  // once per run
+  return locked;
+}
+
+// ---- LockOSThread (Go 1.0's lockedm in its M-only scheduler) --------------
+
+void Runtime::stoplockedm(M* m) {
+  std::unique_lock lk(sched_);
+  ++nmidlelocked_;
+  handoff_place_locked();
+  checkdead();
+  // Handed over already (lockedready) if it was readied and found by
+  // another M before we got here: then there is no sleep.
+  while (!m->lockedready) {
+    m->park.clear();
+    m->lockedwait = true;
+    lk.unlock();
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_park();
+    m->park.sleep();
+    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
+    lk.lock();
+  }
+  m->lockedready = false;
+}
+
+void Runtime::startlockedm_locked(M* m, G* gp) {
+  auto* lm = static_cast<M*>(gp->lockedm);
+  GMP_CHECK(lm != m && !lm->lockedready, "startlockedm: bad hand-over");
+  casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
+  gp->last_m.store(lm->id, std::memory_order_relaxed);
+  ++stats_.context_switches;
+  --nmidlelocked_;  // lm runs from now on, in m's place
+  lm->lockedready = true;
+  if (lm->lockedwait) {  // asleep (else it sees lockedready before it sleeps)
+    lm->lockedwait = false;
+    lm->park.wakeup();
+  }
+}
+
+void Runtime::handoff_place_locked() {
+  if (grq_size_ > 0 || (!timers_.empty() && timer_m_ == nullptr)) {
+    wake_idle_m();
+  }
+}
+
+void Runtime::newm_locked() {
+  if (stopping_) return;
+  ms_.push_back(std::make_unique<M>(this, static_cast<int>(ms_.size())));
+  M* m = ms_.back().get();
+  ++mcount_;
+  ++stats_.threads_created;
+  if (M* self = getm(); self != nullptr && self->locked_ext != 0) {
+    template_thread_.run([this, m] {  // not cloned from a locked thread
+      std::lock_guard lk(sched_);
+      start_m_thread(m);
+    });
+  } else {
+    start_m_thread(m);
+  }
+}
+
+void Runtime::start_m_thread(M* m) {
+  try {
+    m->thread = std::thread(&Runtime::mstart, this, m);
+  } catch (const std::system_error& e) {
+    fatal(std::string("newm: cannot create M thread ") +
+          std::to_string(m->id) + ": " + e.what() +
+          " (raise ulimit -u or kernel.threads-max)");
+  }
 }
 
 // ---- The Scheduler interface and the free functions ------------------------
@@ -426,6 +527,23 @@ void yield() {
   if (m->rt->exiting_.load(std::memory_order_relaxed)) throw Goexit{};
   m->call = MCall::kGosched;
   mcall(m, gp);
+}
+
+void lock_os_thread() {
+  Sched::current_g("lock_os_thread");  // a UsageError on a plain thread
+  M* m = getm();
+  m->rt->template_thread_.start();  // before this thread may be changed
+  m->lock_os_thread();
+}
+
+void unlock_os_thread() {
+  Sched::current_g("unlock_os_thread");  // a UsageError on a plain thread
+  getm()->unlock_os_thread();
+}
+
+std::uint32_t lock_os_count() {
+  Sched::current_g("lock_os_count");  // a UsageError on a plain thread
+  return getm()->locked_ext;
 }
 
 void sleep_for(std::chrono::nanoseconds d) {

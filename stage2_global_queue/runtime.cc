@@ -104,6 +104,11 @@ void Runtime::end_run() noexcept {
 }
 
 void Runtime::start_ms() {
+  {
+    std::lock_guard lk(sched_);
+    mcount_ = config_.procs;
+    nmidlelocked_ = 0;
+  }
   ms_.reserve(static_cast<std::size_t>(config_.procs));
   for (int i = 0; i < config_.procs; ++i) {
     ms_.push_back(std::make_unique<M>(this, i));
@@ -134,6 +139,9 @@ void Runtime::stop_ms() noexcept {
     stopping_ = true;
     while (M* m = mget()) m->park.wakeup();
   }
+  // No M is made from now on (newm_locked checks stopping_); the template
+  // thread makes what it was asked before it ends.
+  template_thread_.stop();
   for (auto& m : ms_) {
     if (m->thread.joinable()) m->thread.join();
   }

@@ -79,6 +79,7 @@
 #include "stage2_global_queue/m.h"
 #include "stage2_global_queue/sched.h"
 #include "stage2_global_queue/stack.h"
+#include "stage2_global_queue/template_thread.h"
 #include "common/timer.h"
 #include "trace/tracer.h"
 
@@ -170,6 +171,7 @@ class Runtime {
   friend void yield();
   friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
+  friend void lock_os_thread();
   friend void goroutine_entry(void* arg) noexcept;
   /// \endcond
 
@@ -189,7 +191,23 @@ class Runtime {
   void execute(M* m, G* gp);
   void park_m(M* m, G* gp);
   void gosched_m(M* m, G* gp);
-  void goexit0(M* m, G* gp);
+  // Whether m's thread must end (gp was locked to it).
+  bool goexit0(M* m, G* gp);
+  // LockOSThread: m's locked goroutine is not running. m leaves its place
+  // (one of `procs`) to another M and sleeps until an M that took the
+  // goroutine from the GRQ hands it over (startlockedm_locked).
+  void stoplockedm(M* m);
+  // sched_ held: gp, taken from the GRQ by m, is locked to another M: gp
+  // runs there, in m's place, and m goes idle.
+  void startlockedm_locked(M* m, G* gp);
+  // sched_ held: an M left its place (locked wait, or its thread ended):
+  // if goroutines or timers wait for one, another M takes it (Go 1.0's
+  // matchmg).
+  void handoff_place_locked();
+  // sched_ held: a new M, beyond the first `procs`, to take a place a
+  // locked M left (made by the template thread if the caller is locked).
+  void newm_locked();
+  void start_m_thread(M* m);  // m's thread; sched_ held once running
   void ready_locked(G* gp, bool wake = true);
   void globrunqput(G* gp);
   G* globrunqget();
@@ -226,6 +244,11 @@ class Runtime {
   std::size_t grq_size_ = 0;
   M* midle_ = nullptr;     // idle Ms, linked by schedlink (Go's sched.midle)
   int nmidle_ = 0;
+  // Ms whose threads run (Go's mcount): `procs`, plus those made for the
+  // places of Ms waiting for their locked goroutine, minus those whose
+  // locked goroutine ended. At most `procs` are neither idle nor waiting.
+  int mcount_ = 0;
+  int nmidlelocked_ = 0;   // Ms waiting for their locked goroutine
   M* timer_m_ = nullptr;   // the idle M sleeping until the next timer
   TimerHeap timers_{this};  // sleepers and function timers, earliest first
   std::vector<std::unique_ptr<G>> allgs_;  // every G ever made (Go's allgs)
@@ -243,8 +266,12 @@ class Runtime {
   // only delays the Goexit to the goroutine's next park.
   std::atomic<bool> exiting_{false};
 
-  // The Ms; filled before any thread starts, cleared after all joined.
+  // The Ms: the first `procs` made before any thread starts, more by
+  // newm_locked (sched_ held); cleared after all are joined.
   std::vector<std::unique_ptr<M>> ms_;
+  // Makes the Ms a locked M asks for: started by the run's first
+  // lock_os_thread, stopped by stop_ms. Thread-safe.
+  TemplateThread template_thread_;
   Note main_returned_;  // woken by exit_after_main, once per run
   Note all_dead_;  // woken by the goexit0 that ends the last goroutine
   trace::Session trace_;  // this run's execution trace (trace/tracer.h)
@@ -274,6 +301,23 @@ void yield();
 /// exist now (main included; queued, running and blocked ones; not the
 /// dead). A snapshot. Goroutine only (gmp::UsageError otherwise).
 int num_goroutine();
+
+/// Go's runtime.LockOSThread: wires the calling goroutine to its M (its
+/// OS thread) until as many unlock_os_thread calls: it runs on that thread
+/// only, and the thread runs no other goroutine. When the goroutine waits,
+/// its M leaves its place (one of Config::procs) to another M and sleeps
+/// until the goroutine is ready again. A goroutine that ends while wired
+/// takes its thread with it: the thread exits (Go 1.10+). Goroutine only
+/// (gmp::UsageError otherwise).
+void lock_os_thread();
+
+/// Go's runtime.UnlockOSThread: undoes one lock_os_thread call; without
+/// one it does nothing, as in Go. Goroutine only.
+void unlock_os_thread();
+
+/// How many lock_os_thread calls of the caller are not undone yet (the
+/// first value of Go's export_test LockOSCounts). Goroutine only.
+std::uint32_t lock_os_count();
 
 /// Parks the calling goroutine for at least `d` (Go's time.Sleep): its M
 /// runs other goroutines meanwhile. Returns at once if d <= 0. Goroutine

@@ -20,6 +20,7 @@
 #include "testing/api_death_suite.h"
 #include "testing/api_suite.h"
 #include "testing/context_suite.h"
+#include "testing/lock_os_thread_suite.h"
 #include "testing/select_suite.h"
 #include "testing/time_suite.h"
 #include "testing/helpers.h"
@@ -30,6 +31,8 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, ApiSuite, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, SelectSuite, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, TimeSuite, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, ContextSuite, stage2::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, LockOSThreadSuite, stage2::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, LockOSThreadDeathTest, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, SelectDeathTest, stage2::Api);
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage2, ApiDeathTest, stage2::Api);
 

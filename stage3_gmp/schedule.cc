@@ -483,22 +483,10 @@ void yield() {
 void lock_os_thread() {
   M* m = current_m("lock_os_thread");
   m->rt->template_thread_.start();  // before this thread may be changed
-  if (m->locked_ext == UINT32_MAX) {
-    throw Panic("LockOSThread nesting overflow");  // as Go's
-  }
-  ++m->locked_ext;
-  m->lockedg = m->curg;
-  m->curg->lockedm = m;
+  m->lock_os_thread();
 }
 
-void unlock_os_thread() {
-  M* m = current_m("unlock_os_thread");
-  if (m->locked_ext == 0) return;  // nothing to undo, as in Go
-  if (--m->locked_ext == 0) {
-    m->lockedg = nullptr;
-    m->curg->lockedm = nullptr;
-  }
-}
+void unlock_os_thread() { current_m("unlock_os_thread")->unlock_os_thread(); }
 
 std::uint32_t lock_os_count() { return current_m("lock_os_count")->locked_ext; }
 
