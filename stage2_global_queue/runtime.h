@@ -50,7 +50,15 @@
 ///    ends there, with status 0, as Go's does (common/exit.h).
 /// 5. Deadlock (Go's checkdead): when the last running M goes idle, with no
 ///    timer pending, no goroutine can ever run again: fatal error naming
-///    every waiting goroutine and its wait reason.
+///    every waiting goroutine and its wait reason (an M waiting for its
+///    locked goroutine counts as idle).
+/// 6. LockOSThread (lock_os_thread): a locked goroutine's M runs it only.
+///    At most `procs` Ms run goroutines at once (their places); when the
+///    locked goroutine waits, its M leaves its place to another M (an idle
+///    one, or a new one) and sleeps (stoplockedm); the M that takes the
+///    goroutine from the GRQ hands it its own place and goes idle
+///    (startlockedm_locked). A goroutine ending locked ends its thread,
+///    and the Ms a locked M asks for are made by the template thread.
 /// ```
 #pragma once
 

@@ -58,6 +58,29 @@ constexpr int kManyGoroutines = 100'000;
 #endif
 
 // What stage 1 cannot do: 100,000 goroutines blocked at once, on 2 Ms.
+// Go's LockOSThread panics past 2^32 - 1 nested locks, changing nothing
+// (the count cannot get there in a test run: set on an M directly).
+TEST(Stage2Test, LockOSThreadNestingOverflowPanicsAsGo) {
+  MCore m;
+  G g;
+  m.curg = &g;
+  m.locked_ext = UINT32_MAX;
+  try {
+    m.lock_os_thread();
+    ADD_FAILURE() << "no panic";
+  } catch (const Panic& p) {
+    EXPECT_STREQ(p.what(), "LockOSThread nesting overflow");
+  }
+  EXPECT_EQ(m.locked_ext, UINT32_MAX);
+  EXPECT_EQ(m.lockedg, nullptr);
+  m.locked_ext = 1;
+  m.lockedg = &g;
+  g.lockedm = &m;
+  m.unlock_os_thread();
+  EXPECT_EQ(m.locked_ext, 0u);
+  EXPECT_EQ(g.lockedm, nullptr);
+}
+
 TEST(Stage2Test, HundredThousandGoroutinesParkOnOneChannel) {
   Runtime rt(procs(2));
   rt.run([&] {

@@ -15,6 +15,7 @@
 
 namespace gmp::stage3 {
 
+//! [stoplockedm]
 void Runtime::stoplockedm(M* m) {
   GMP_CHECK(m->lockedg != nullptr &&
                 m->lockedg->lockedm == static_cast<stage2::MCore*>(m),
@@ -41,6 +42,7 @@ void Runtime::stoplockedm(M* m) {
             "stoplockedm: the locked goroutine is not runnable");
   acquirep(m, pp);
 }
+//! [stoplockedm]
 
 void Runtime::startlockedm(M* m, G* gp) {
   auto* lm = static_cast<M*>(gp->lockedm);

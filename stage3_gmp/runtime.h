@@ -79,6 +79,13 @@
 /// and a timer that becomes its P's earliest wakes it if it would sleep
 /// past it (or wakep, with nobody on duty).
 ///
+/// LockOSThread (lockosthread.cc): stage 2's locked M left its place to
+/// another M; here the place is its P. When the locked goroutine waits,
+/// its M hands the P off (handoffp) and sleeps (stoplockedm); the M that
+/// takes the goroutine from a run queue gives that M its own P
+/// (startlockedm) and goes idle. A goroutine ending locked ends its thread
+/// after handing its P off (mexit_locked).
+///
 /// Everything else is stage 2's, reused: the context switch, stacks, the
 /// goroutine machinery (switch, signals, current M), park and ready through
 /// common/, the timer heap (common/timer.h), exit when main returns,
