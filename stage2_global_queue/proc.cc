@@ -13,6 +13,7 @@
 #include "common/check.h"
 #include "common/errors.h"
 #include "stage2_global_queue/goroutine_dump.h"
+#include "stage2_global_queue/locked_wait.h"
 #include "stage2_global_queue/runtime.h"
 #include "stage2_global_queue/signals.h"
 #include "stage2_global_queue/switch.h"
@@ -403,17 +404,7 @@ void Runtime::stoplockedm(M* m) {
   ++nmidlelocked_;
   handoff_place_locked();
   checkdead();
-  // Handed over already (lockedready) if it was readied and found by
-  // another M before we got here: then there is no sleep.
-  while (!m->lockedready) {
-    m->park.clear();
-    m->lockedwait = true;
-    lk.unlock();
-    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_park();
-    m->park.sleep();
-    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
-    lk.lock();
-  }
+  wait_for_locked_g(m, lk, [m] { return m->lockedready; });
   m->lockedready = false;
 }
 
@@ -425,10 +416,7 @@ void Runtime::startlockedm_locked(M* m, G* gp) {
   ++stats_.context_switches;
   --nmidlelocked_;  // lm runs from now on, in m's place
   lm->lockedready = true;
-  if (lm->lockedwait) {  // asleep (else it sees lockedready before it sleeps)
-    lm->lockedwait = false;
-    lm->park.wakeup();
-  }
+  wake_locked_m(lm);
 }
 
 void Runtime::handoff_place_locked() {

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "common/check.h"
+#include "stage2_global_queue/locked_wait.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
@@ -24,17 +25,7 @@ void Runtime::stoplockedm(M* m) {
   std::unique_lock lk(sched_);
   ++nmidlelocked_;  // Go's incidlelocked(1): idle, for checkdead
   checkdead();
-  // The goroutine may have been readied and handed to us already (nextp
-  // set by startlockedm before we got here): then there is no sleep.
-  while (m->nextp == nullptr) {
-    m->park.clear();
-    m->lockedwait = true;
-    lk.unlock();
-    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_park();
-    m->park.sleep();
-    if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
-    lk.lock();
-  }
+  stage2::wait_for_locked_g(m, lk, [m] { return m->nextp != nullptr; });
   P* pp = m->nextp;
   m->nextp = nullptr;
   lk.unlock();
@@ -52,10 +43,7 @@ void Runtime::startlockedm(M* m, G* gp) {
     std::lock_guard lk(sched_);
     --nmidlelocked_;  // Go's incidlelocked(-1): lm runs from now on
     lm->nextp = pp;
-    if (lm->lockedwait) {  // asleep (else it sees nextp before it sleeps)
-      lm->lockedwait = false;
-      lm->park.wakeup();
-    }
+    stage2::wake_locked_m(lm);
   }
   stopm(m);  // until a P comes our way
 }
