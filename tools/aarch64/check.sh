@@ -33,7 +33,7 @@ sources=(common/check.cc common/errors.cc common/exit.cc common/fault.cc
          stage2_global_queue/proc.cc
          stage2_global_queue/runtime.cc stage2_global_queue/signals.cc
          stage2_global_queue/stack.cc stage2_global_queue/switch.cc
-         stage2_global_queue/tls.cc
+         stage2_global_queue/template_thread.cc stage2_global_queue/tls.cc
          trace/clock.cc trace/json.cc trace/tracer.cc
          testing/test_main.cc)
 
