@@ -174,6 +174,22 @@ class TimerHeap {
     return nullptr;
   }
 
+  /// Takes every timer due at `now`, the heap's lock held: each sleeper
+  /// (f null) is passed to `on_sleeper`, each function timer is appended
+  /// to `fire`, for the caller to call once it has unlocked (take_due).
+  template <class OnSleeper>
+  void take_all_due(Clock::time_point now, std::vector<TimerFiring>& fire,
+                    OnSleeper on_sleeper) {
+    while (!empty() && earliest() <= now) {
+      TimerFiring f;
+      if (RuntimeTimer* t = take_due(now, &f)) {
+        on_sleeper(t);
+      } else {
+        fire.push_back(f);
+      }
+    }
+  }
+
   /// Moves every timer into `to` (Go's moveTimers: a P that goes away
   /// hands its timers on). Each timer's owner changes from this heap's to
   /// to's and is never null in between, so that a stop that read the old

@@ -274,11 +274,9 @@ void Runtime::timerproc() {
   std::unique_lock lk(mu_);
   while (state_ != State::kStopping) {
     auto now = std::chrono::steady_clock::now();
-    while (!timers_.empty() && timers_.earliest() <= now) {
-      TimerFiring f;
-      timers_.take_due(now, &f);  // only function timers in stage 1
-      fire.push_back(f);
-    }
+    timers_.take_all_due(now, fire, [](RuntimeTimer*) {
+      fatal("timerproc: a sleeper's timer in stage 1");  // sleeps block
+    });
     if (!fire.empty()) {
       timers_firing_ = true;  // checkdead: what they do may wake someone
       lk.unlock();

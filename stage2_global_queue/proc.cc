@@ -229,18 +229,12 @@ void Runtime::mstart(M* m) {
 void Runtime::run_timers(Clock::time_point now,
                          std::vector<TimerFiring>& fire) {
   bool ours = grq_head_ == nullptr;
-  while (!timers_.empty() && timers_.earliest() <= now) {
-    TimerFiring f;
-    RuntimeTimer* t = timers_.take_due(now, &f);
-    if (t == nullptr) {  // a function: called once sched_ is released
-      fire.push_back(f);
-      continue;
-    }
+  timers_.take_all_due(now, fire, [&](RuntimeTimer* t) {
     auto* s = static_cast<Sudog<G*>*>(t->arg);
-    if (!s->try_claim()) continue;  // cancelled meanwhile
+    if (!s->try_claim()) return;  // cancelled meanwhile
     ready_locked(s->g, /*wake=*/!ours);
     ours = false;
-  }
+  });  // the functions in `fire` are called once sched_ is released
 }
 
 void Runtime::add_timer_locked(RuntimeTimer* t) {

@@ -83,18 +83,12 @@ std::uint32_t Runtime::run_timers(P* from, P* onto, Clock::time_point now) {
   bool more = false;
   {
     std::lock_guard lk(from->timers_lock);
-    TimerHeap& heap = from->timers;
-    while (!heap.empty() && heap.earliest() <= now) {
-      TimerFiring f;
-      if (RuntimeTimer* t = heap.take_due(now, &f)) {  // a sleeper
-        auto* s = static_cast<Sudog<G*>*>(t->arg);
-        if (s->try_claim()) due.push_back(s->g);  // else cancelled meanwhile
-      } else {
-        fire.push_back(f);  // a function: called below, unlocked
-      }
-    }
+    from->timers.take_all_due(now, fire, [](RuntimeTimer* t) {
+      auto* s = static_cast<Sudog<G*>*>(t->arg);
+      if (s->try_claim()) due.push_back(s->g);  // else cancelled meanwhile
+    });  // the functions in `fire`: called below, unlocked
     update_timer0(from);
-    more = !heap.empty();
+    more = !from->timers.empty();
   }
   auto n = static_cast<std::uint32_t>(due.size() + fire.size());
   PCounters::inc(from == onto ? onto->counters.timers_run
