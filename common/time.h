@@ -197,12 +197,14 @@ class BasicTimer {
     st_->rt.f = k == Kind::kSend ? &send_time : &go_func;
   }
 
+  // A new timer's first arm, without mu: nobody else can reach the state
+  // before add_timer publishes it, under its heap's lock.
   void start(std::chrono::nanoseconds d, Clock::duration period) {
-    std::lock_guard lk(st_->mu);
     arm(d, period);
   }
 
-  // mu held: into the runtime's heap, due d from now.
+  // mu held (or the timer is new: start): into the runtime's heap, due d
+  // from now.
   void arm(std::chrono::nanoseconds d, Clock::duration period) {
     Clock::time_point now = Clock::now();
     st_->rt.when = d > std::chrono::nanoseconds::zero() ? now + d : now;
@@ -214,14 +216,22 @@ class BasicTimer {
   bool stop_locked() {
     bool pending = S::del_timer(st_->rt);
     // After the removal (see timer.h): a firing taken before it sees a
-    // stale seq. relaxed: the scheduler's lock, taken by del_timer, orders
-    // it after any read of seq by a removal from the heap.
-    st_->rt.seq.fetch_add(1, std::memory_order_relaxed);
+    // stale seq.
+    bump_seq();
     if (st_->rt.firing.load(std::memory_order_relaxed) > 0) pending = true;
     if (st_->kind == Kind::kSend && detail::timer_drain(st_->c)) {
       pending = true;
     }
     return pending;
+  }
+
+  // mu held: seq's only writers hold mu, so a load and a store increment
+  // it without a locked instruction. relaxed: the heap's lock, taken by
+  // del_timer before, orders it after any read of seq by a removal from
+  // the heap; a firing reads it under mu.
+  void bump_seq() noexcept {
+    st_->rt.seq.store(st_->rt.seq.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
   }
 
   void release() noexcept {
@@ -237,7 +247,7 @@ class BasicTimer {
     {
       std::lock_guard lk(st_->mu);
       S::del_timer(st_->rt);
-      st_->rt.seq.fetch_add(1, std::memory_order_relaxed);
+      bump_seq();
     }
     // A firing taken off the heap before the removal still reads the
     // state: wait until it has returned (it does not block).

@@ -225,6 +225,10 @@ void Runtime::wakep() {
   // The StoreLoad of the submitting side: the goroutine just queued is
   // visible before we read nmspinning (pairs with stop_spinning's fence).
   storeload_fence();
+  wakep_fenced();
+}
+
+void Runtime::wakep_fenced() {
   if (nmspinning_.load(std::memory_order_seq_cst) != 0) return;
   if (npidle_.load(std::memory_order_seq_cst) == 0) {
     // Every P is held, but one of their Ms may be about to give its P up

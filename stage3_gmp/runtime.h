@@ -345,6 +345,9 @@ class Runtime {
   /// rule). The submitted work was queued before this check (the essay):
   /// seq_cst orders it against nmspinning_, npidle_ and needspinning_.
   void wakep();
+  /// wakep without its StoreLoad fence, for a caller that has fenced since
+  /// its submission (add_timer: one fence for its duty check and wakep's).
+  void wakep_fenced();
   /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
   /// idle P, a spinning start undoes wakep's nmspinning increment. Returns
   /// the M started (for traces), or null.

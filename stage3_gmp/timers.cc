@@ -44,7 +44,8 @@ void Runtime::add_timer(P* pp, RuntimeTimer* t) {
   // on duty, an M spins on an idle P (wakep): it runs the timer if it is
   // due, and otherwise goes idle and takes the duty. The fence orders our
   // timer0_when before the read of duty_until_ (stopm's pairs with it):
-  // an M that leaves the duty meanwhile sees our timer.
+  // an M that leaves the duty meanwhile sees our timer; and before wakep's
+  // reads of nmspinning and npidle, as wakep's own fence would.
   storeload_fence();
   std::int64_t until = duty_until_.load(std::memory_order_seq_cst);
   if (until != 0 && until <= when) return;  // it wakes in time
@@ -57,7 +58,7 @@ void Runtime::add_timer(P* pp, RuntimeTimer* t) {
       return;
     }
   }
-  wakep();
+  wakep_fenced();  // the fence above is wakep's too
 }
 
 bool Runtime::del_timer(RuntimeTimer* t) {
