@@ -198,15 +198,24 @@ bool Runtime::sysmon_timers(Clock::time_point now) {
 // (or one runnext chain) that long: it is asked to yield.
 bool Runtime::retake(Clock::time_point now, bool* running) {
   std::vector<P*>& ps = sysmon_ps_;  // the Ps of this moment, under the lock
+  std::vector<std::uint64_t>& goids = sysmon_goids_;  // what their Ms run
   {
-    std::lock_guard lk(sched_);
+    std::lock_guard lk(sched_);  // keeps the Ms alive (m_by_id)
     ps.clear();  // keeps its capacity: no allocation per wake
-    for (int i = 0; i < nprocs(); ++i) ps.push_back(allp(i));
+    goids.clear();
+    for (int i = 0; i < nprocs(); ++i) {
+      P* pp = allp(i);
+      M* m = m_by_id(pp->m_id.load(std::memory_order_relaxed));
+      ps.push_back(pp);
+      goids.push_back(
+          m != nullptr ? m->curg_goid.load(std::memory_order_relaxed) : 0);
+    }
   }
   bool acted = false;
   *running = false;
   signal_ms_.clear();
-  for (P* pp : ps) {
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    P* pp = ps[i];
     Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
     // (An if, not a switch: kPSyscall is not one of PStatus's names.)
     PStatus s = pp->status.load(std::memory_order_relaxed);
@@ -215,7 +224,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
       acted |= retake_syscall(pp, t, now);
     } else if (s == PStatus::kRunning) {
       *running = true;
-      acted |= preempt_long_run(pp, t, now);
+      acted |= preempt_long_run(pp, t, goids[i], now);
     } else {
       t.since = Clock::time_point{};  // idle or stopped: no slice runs
     }
@@ -226,7 +235,13 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
 //! [retake]
 
 // The preemption half of retake (Go's preemptone after a 10 ms slice).
-bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
+// goid: the goroutine pp's M ran at the snapshot, 0 if it was in the
+// scheduler (Go's preemptone declines when mp.curg is nil or g0): an M
+// firing a long batch of timers in findRunnable keeps pp's slice open
+// without running anything a signal could stop; signalled every round,
+// it spent its time declining (the timers 100k benchmark, stage 5).
+bool Runtime::preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
+                               Clock::time_point now) {
   std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
   if (tick != t.schedtick || t.since == Clock::time_point{}) {
     t.schedtick = tick;  // a new slice began since we last looked
@@ -234,7 +249,9 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, Clock::time_point now) {
     t.stall_reported = false;
     return false;
   }
-  if (preempt_ == Preempt::kNone || now - t.since < time_slice_) return false;
+  if (preempt_ == Preempt::kNone || goid == 0 || now - t.since < time_slice_) {
+    return false;
+  }
   bool asked_before = pp->preempt.exchange(true, std::memory_order_relaxed);
   if (preempt_ == Preempt::kAsync) {
     // Go's preemptM: the signal, again on every round while the same slice

@@ -213,7 +213,8 @@ class Runtime : public stage4::Runtime {
   struct Tick;
   bool retake(Clock::time_point now, bool* running);
   bool retake_syscall(P* pp, Tick& t, Clock::time_point now);
-  bool preempt_long_run(P* pp, Tick& t, Clock::time_point now);
+  bool preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
+                        Clock::time_point now);
   void signal_ms();
   void report_stalls(Clock::time_point now);
   void stall(const std::string& what);
@@ -236,6 +237,9 @@ class Runtime : public stage4::Runtime {
   /// P; read by sysmon (relaxed: compared with a snapshot, no data).
   std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
   std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
+  // retake's snapshot too, one per sysmon_ps_ entry: the goid its M runs,
+  // or 0 (no M, or the M is in the scheduler on g0: nothing to preempt).
+  std::vector<std::uint64_t> sysmon_goids_;
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
   // sysmon's trace buffer, or null. The sysmon thread only: set when it
   // starts, its buffer written by it alone (trace/tracer.h).
