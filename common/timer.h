@@ -54,7 +54,9 @@ struct RuntimeTimer {
     return n > 0 ? n : 1;
   }
 
-  Clock::time_point when{};     ///< heap: when it fires next
+  /// heap: when it fires next (copied into its heap slot by push: set it
+  /// only while in no heap)
+  Clock::time_point when{};
   Clock::duration period{};     ///< heap: 0, or the interval of a ticker
   /// What it does (null: a sleeping goroutine, whose Sudog is arg). Set by
   /// its owner before it enters a heap; immutable while in one.
@@ -93,7 +95,11 @@ struct TimerFiring {
 
 /// A binary min-heap of timers by `when`, each knowing its position, so
 /// that removal is O(log n) (Go's timers are a 4-ary heap; two children
-/// keep the code short). Not thread-safe: the owner's lock protects it.
+/// keep the code short). Each slot holds the timer's `when` beside its
+/// pointer (Go 1.23's timerWhen): a sift compares times read from the
+/// array, not from timers scattered over memory (a sleeper's timer lies on
+/// its goroutine's stack, one page per goroutine). Not thread-safe: the
+/// owner's lock protects it.
 class TimerHeap {
  public:
   using Clock = RuntimeTimer::Clock;  ///< the timers' clock
@@ -108,22 +114,22 @@ class TimerHeap {
   /// How many timers wait.
   std::size_t size() const noexcept { return heap_.size(); }
   /// The earliest timer's time; only when not empty.
-  Clock::time_point earliest() const noexcept { return heap_[0]->when; }
+  Clock::time_point earliest() const noexcept { return heap_[0].when; }
 
   /// Adds t, in no heap, at t->when; returns whether it is now the
   /// earliest (the one on timer duty must wake earlier).
   bool push(RuntimeTimer* t) {
     t->index = heap_.size();
-    heap_.push_back(t);
+    heap_.push_back(Slot{t->when, t});
     up(t->index);
     t->owner.store(owner_, std::memory_order_release);
-    return heap_[0] == t;
+    return heap_[0].t == t;
   }
 
   /// Removes t if it is in this heap; whether it was.
   bool remove(RuntimeTimer* t) noexcept {
     std::size_t i = t->index;
-    if (i >= heap_.size() || heap_[i] != t) return false;
+    if (i >= heap_.size() || heap_[i].t != t) return false;
     std::size_t last = heap_.size() - 1;
     if (i != last) {
       place(i, heap_[last]);
@@ -141,7 +147,7 @@ class TimerHeap {
 
   /// Removes and returns the earliest timer; only when not empty.
   RuntimeTimer* pop() noexcept {
-    RuntimeTimer* t = heap_[0];
+    RuntimeTimer* t = heap_[0].t;
     remove(t);
     return t;
   }
@@ -152,7 +158,7 @@ class TimerHeap {
   /// firing counted) and leaves the heap, or, a ticker, stays in it a
   /// period later; null is returned. Only when not empty and due.
   RuntimeTimer* take_due(Clock::time_point now, TimerFiring* fire) {
-    RuntimeTimer* t = heap_[0];
+    RuntimeTimer* t = heap_[0].t;
     if (t->f == nullptr) return pop();
     // Counted before it leaves the heap: an owner that sees it in no heap
     // (remove's release of owner) sees the firing too. relaxed: ordered by
@@ -167,6 +173,7 @@ class TimerHeap {
       // then would free it under the heap.
       auto missed = (now - t->when) / t->period;  // ticks nobody took
       t->when += t->period * (missed + 1);
+      heap_[0].when = t->when;
       down(0);
     } else {
       remove(t);
@@ -196,54 +203,60 @@ class TimerHeap {
   /// owner finds, under the old lock, that it must look again. Both heaps'
   /// locks held.
   void drain_into(TimerHeap& to) {
-    for (RuntimeTimer* t : heap_) to.push(t);
+    for (const Slot& s : heap_) to.push(s.t);
     heap_.clear();
   }
 
   /// Empties the heap (a run's end): every timer is in no heap again.
   void clear() noexcept {
-    for (RuntimeTimer* t : heap_) {
-      t->index = RuntimeTimer::kNotInHeap;
-      t->owner.store(nullptr, std::memory_order_relaxed);  // under the lock
+    for (const Slot& s : heap_) {
+      s.t->index = RuntimeTimer::kNotInHeap;
+      s.t->owner.store(nullptr, std::memory_order_relaxed);  // under the lock
     }
     heap_.clear();
   }
 
  private:
-  void place(std::size_t i, RuntimeTimer* t) noexcept {
-    heap_[i] = t;
-    t->index = i;
+  // One place in the heap: a timer and its when (equal to t->when).
+  struct Slot {
+    Clock::time_point when;
+    RuntimeTimer* t;
+  };
+
+  void place(std::size_t i, Slot s) noexcept {
+    heap_[i] = s;
+    s.t->index = i;
   }
   // Moves heap_[i] up to its place; whether it moved.
   bool up(std::size_t i) noexcept {
-    RuntimeTimer* t = heap_[i];
+    Slot s = heap_[i];
     std::size_t start = i;
     while (i > 0) {
       std::size_t parent = (i - 1) / 2;
-      if (heap_[parent]->when <= t->when) break;
+      if (heap_[parent].when <= s.when) break;
       place(i, heap_[parent]);
       i = parent;
     }
-    place(i, t);
+    place(i, s);
     return i != start;
   }
   // Moves heap_[i] down to its place.
   void down(std::size_t i) noexcept {
-    RuntimeTimer* t = heap_[i];
+    Slot s = heap_[i];
     const std::size_t n = heap_.size();
     for (;;) {
       std::size_t c = 2 * i + 1;
       if (c >= n) break;
-      if (c + 1 < n && heap_[c + 1]->when < heap_[c]->when) ++c;
-      if (t->when <= heap_[c]->when) break;
+      if (c + 1 < n && heap_[c + 1].when < heap_[c].when) ++c;
+      if (s.when <= heap_[c].when) break;
       place(i, heap_[c]);
       i = c;
     }
-    place(i, t);
+    place(i, s);
   }
 
-  void* const owner_;                // what its timers record as owner
-  std::vector<RuntimeTimer*> heap_;  // the heap; heap_[i]->index == i
+  void* const owner_;       // what its timers record as owner
+  std::vector<Slot> heap_;  // the heap; heap_[i].t->index == i
 };
 
 }  // namespace gmp
