@@ -238,8 +238,8 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
 // goid: the goroutine pp's M ran at the snapshot, 0 if it was in the
 // scheduler (Go's preemptone declines when mp.curg is nil or g0): an M
 // firing a long batch of timers in findRunnable keeps pp's slice open
-// without running anything a signal could stop; signalled every round,
-// it spent its time declining (the timers 100k benchmark, stage 5).
+// without running anything a signal could stop (it was signalled every
+// round, each signal declined: AnMInItsSchedulerIsNeverAskedToYield).
 bool Runtime::preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
                                Clock::time_point now) {
   std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
