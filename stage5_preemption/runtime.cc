@@ -197,25 +197,22 @@ bool Runtime::sysmon_timers(Clock::time_point now) {
 // P whose schedtick has not moved for a time slice has run one goroutine
 // (or one runnext chain) that long: it is asked to yield.
 bool Runtime::retake(Clock::time_point now, bool* running) {
-  std::vector<P*>& ps = sysmon_ps_;  // the Ps of this moment, under the lock
-  std::vector<std::uint64_t>& goids = sysmon_goids_;  // what their Ms run
+  std::vector<PView>& ps = sysmon_ps_;  // the Ps of this moment
   {
     std::lock_guard lk(sched_);  // keeps the Ms alive (m_by_id)
     ps.clear();  // keeps its capacity: no allocation per wake
-    goids.clear();
     for (int i = 0; i < nprocs(); ++i) {
       P* pp = allp(i);
       M* m = m_by_id(pp->m_id.load(std::memory_order_relaxed));
-      ps.push_back(pp);
-      goids.push_back(
-          m != nullptr ? m->curg_goid.load(std::memory_order_relaxed) : 0);
+      ps.push_back({pp, m != nullptr
+                            ? m->curg_goid.load(std::memory_order_relaxed)
+                            : 0});
     }
   }
   bool acted = false;
   *running = false;
   signal_ms_.clear();
-  for (std::size_t i = 0; i < ps.size(); ++i) {
-    P* pp = ps[i];
+  for (const auto& [pp, goid] : ps) {
     Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
     // (An if, not a switch: kPSyscall is not one of PStatus's names.)
     PStatus s = pp->status.load(std::memory_order_relaxed);
@@ -224,7 +221,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
       acted |= retake_syscall(pp, t, now);
     } else if (s == PStatus::kRunning) {
       *running = true;
-      acted |= preempt_long_run(pp, t, goids[i], now);
+      acted |= preempt_long_run(pp, t, goid, now);
     } else {
       t.since = Clock::time_point{};  // idle or stopped: no slice runs
     }

@@ -236,10 +236,12 @@ class Runtime : public stage4::Runtime {
   /// Go's p.syscalltick, per P id: +1 by the M entering a call with the
   /// P; read by sysmon (relaxed: compared with a snapshot, no data).
   std::unique_ptr<std::atomic<std::uint32_t>[]> syscalltick_;
-  std::vector<P*> sysmon_ps_;  // retake's snapshot of the Ps, reused
-  // retake's snapshot too, one per sysmon_ps_ entry: the goid its M runs,
-  // or 0 (no M, or the M is in the scheduler on g0: nothing to preempt).
-  std::vector<std::uint64_t> sysmon_goids_;
+  // One P as retake saw it, under the sched lock.
+  struct PView {
+    P* pp;
+    std::uint64_t goid;  // what its M ran, or 0: no M, or the M on g0
+  };
+  std::vector<PView> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
   // sysmon's trace buffer, or null. The sysmon thread only: set when it
   // starts, its buffer written by it alone (trace/tracer.h).

@@ -18,32 +18,27 @@ std::string ms(std::chrono::steady_clock::duration d) {
 }
 }  // namespace
 
-// On sysmon, after retake (whose P snapshot and ticks it reads). Each
-// stall is reported once: a slice by its schedtick, a call by its entry.
-// Durations count from sysmon's first sight of the slice or call, so they
-// are lower bounds.
+// On sysmon, after retake (whose P snapshot, with the goroutine each P's
+// M ran, and ticks it reads). Each stall is reported once: a slice by its
+// schedtick, a call by its entry. Durations count from sysmon's first
+// sight of the slice or call, so they are lower bounds.
 void Runtime::report_stalls(Clock::time_point now) {
   std::vector<std::string> lines;
-  {
-    std::lock_guard lk(sched_);  // keeps the Ms alive (m_by_id)
-    for (P* pp : sysmon_ps_) {
-      Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
-      if (pp->status.load(std::memory_order_relaxed) != PStatus::kRunning ||
-          t.stall_reported || t.since == Clock::time_point{} ||
-          now - t.since < stall_threshold_) {
-        continue;
-      }
-      int mid = pp->m_id.load(std::memory_order_relaxed);
-      M* m = m_by_id(mid);
-      if (m == nullptr) continue;
-      std::uint64_t goid = m->curg_goid.load(std::memory_order_relaxed);
-      if (goid == 0) continue;  // the M is between goroutines
-      t.stall_reported = true;
-      lines.push_back("goroutine " + std::to_string(goid) + " has run for " +
-                      ms(now - t.since) + " ms without yielding (P" +
-                      std::to_string(pp->id) + ", M" + std::to_string(mid) +
-                      ")");
+  for (const auto& [pp, goid] : sysmon_ps_) {
+    Tick& t = ticks_[static_cast<std::size_t>(pp->id)];
+    if (goid == 0 ||  // the M is between goroutines, or there is none
+        pp->status.load(std::memory_order_relaxed) != PStatus::kRunning ||
+        t.stall_reported || t.since == Clock::time_point{} ||
+        now - t.since < stall_threshold_) {
+      continue;
     }
+    int mid = pp->m_id.load(std::memory_order_relaxed);
+    if (mid < 0) continue;  // its M let it go since retake looked
+    t.stall_reported = true;
+    lines.push_back("goroutine " + std::to_string(goid) + " has run for " +
+                    ms(now - t.since) + " ms without yielding (P" +
+                    std::to_string(pp->id) + ", M" + std::to_string(mid) +
+                    ")");
   }
   {
     std::lock_guard lk(in_calls_mu_);
