@@ -69,16 +69,18 @@ Config one_p(Preempt mode) {
 __attribute__((noinline)) long step(long x) { return (x * 3 + 1) % 1000003; }
 
 // A goroutine computing with function calls, on the only P: sysmon asks it
-// to yield after a time slice, and main's 1 ms sleep ends. (Give-up bound:
-// 10 s; it takes about 10 ms.)
+// to yield after a time slice, and main's 1 ms sleep ends. (Main sleeps
+// until it sees the loop begun: its first timer may be due before. Give-up
+// bound: 10 s; it takes about 10 ms.)
 TEST(Stage5Test, ALoopWithCallsIsPreemptedCooperatively) {
   Runtime rt(one_p(Preempt::kCooperative));
   bool main_woke_first = false;
   rt.run([&] {
-    std::atomic<bool> stop{false}, gave_up{false};
+    std::atomic<bool> started{false}, stop{false}, gave_up{false};
     WaitGroup wg;
     wg.add(1);
     go([&] {
+      started.store(true);
       auto give_up = Clock::now() + std::chrono::seconds(10);
       long x = 0;
       while (!stop.load()) {
@@ -88,7 +90,7 @@ TEST(Stage5Test, ALoopWithCallsIsPreemptedCooperatively) {
       }
       wg.done();
     });
-    sleep_for(milliseconds(1));
+    while (!started.load()) sleep_for(milliseconds(1));
     main_woke_first = !gave_up.load();
     stop.store(true);
     wg.wait();
