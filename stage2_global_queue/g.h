@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -92,6 +93,12 @@ struct G {
   /// The timer of its sleep_for (Go's g.timer): f null, arg its sudog; in
   /// the runtime's timer heap while it sleeps (heap fields: sched lock).
   RuntimeTimer timer;
+  /// The sudog of its sleep_for, beside its timer (whose arg it is), so
+  /// that a firing claims it without touching the sleeper's stack: only
+  /// the G, as Go's goroutineReady. Engaged and reset by the goroutine
+  /// itself, around one sleep; the claim in it is raced for as any
+  /// sudog's (Sudog::state).
+  std::optional<Sudog<G*>> sleep_sudog;
   /// When it parked (coarse_now(), as steady_clock ticks); relaxed: read
   /// by goroutine dumps while the goroutine may park again.
   std::atomic<std::chrono::steady_clock::rep> waitsince{0};
