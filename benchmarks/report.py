@@ -39,7 +39,8 @@ BASELINE = re.compile(r"^(?P<workload>.+)/(?P<kind>" + "|".join(BASELINES) + ")"
 def load(path):
     with open(path) as f:
         doc = json.load(f)
-    return [b for b in doc.get("benchmarks", [])
+    # `or []`: null when a filter matched nothing there (an older Go side).
+    return [b for b in doc.get("benchmarks") or []
             if b.get("run_type", "iteration") == "iteration"
             and "error_occurred" not in b]
 

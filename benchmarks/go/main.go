@@ -388,7 +388,7 @@ func main() {
 		{"timers 100k x 1ms", bigTimers, timerLoops},
 		{"timer set/stop churn", items, timerChurn},
 	}
-	var out []result
+	out := []result{} // "benchmarks": [] when -filter matches nothing here
 	for _, w := range workloads {
 		for _, p := range []int{1, 2, 4, 8} {
 			name := fmt.Sprintf("%s/go/procs:%d", w.name, p)
