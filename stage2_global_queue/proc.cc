@@ -531,11 +531,7 @@ std::uint32_t lock_os_count() {
 void sleep_for(std::chrono::nanoseconds d) {
   G* gp = Sched::current_g("sleep_for");
   if (d <= std::chrono::nanoseconds::zero()) return;  // as Go's time.Sleep
-  Sudog<G*>& s = gp->sleep_sudog.emplace(gp, gp->goid);
-  bool woke = park_current(gp, s, ParkUnlock{}, WaitReason::kSleep,
-                           stage2::wake_time(d));
-  gp->sleep_sudog.reset();
-  if (!woke) throw Goexit{};
+  if (!park_sleep(gp, d)) throw Goexit{};
 }
 
 }  // namespace gmp::stage2

@@ -161,6 +161,14 @@ bool park_current(G* gp, Sudog<G*>& s, ParkUnlock unlock, WaitReason why,
   return s.claimed();
 }
 
+bool park_sleep(G* gp, std::chrono::nanoseconds d) noexcept {
+  Sudog<G*>& s = gp->sleep_sudog.emplace(gp, gp->goid);
+  bool woke = park_current(gp, s, ParkUnlock{}, WaitReason::kSleep,
+                           wake_time(d));
+  gp->sleep_sudog.reset();
+  return woke;
+}
+
 void on_goroutine_start() noexcept {
 #if GMP_ASAN
   __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
