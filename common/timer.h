@@ -97,9 +97,9 @@ struct TimerFiring {
 /// that removal is O(log n) (Go's timers are a 4-ary heap; two children
 /// keep the code short). Each slot holds the timer's `when` beside its
 /// pointer (Go 1.23's timerWhen): a sift compares times read from the
-/// array, not from timers scattered over memory (a sleeper's timer lies on
-/// its goroutine's stack, one page per goroutine). Not thread-safe: the
-/// owner's lock protects it.
+/// array, not from timers scattered over memory (a sleeper's timer lies in
+/// its G, a program's Timer often on its goroutine's stack, one page per
+/// goroutine). Not thread-safe: the owner's lock protects it.
 class TimerHeap {
  public:
   using Clock = RuntimeTimer::Clock;  ///< the timers' clock
