@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -46,26 +47,50 @@ int items_of() {
   }
 }
 
+// A workload that measures something else than fresh stacks (its one
+// iteration would be mostly page faults) runs untimed first, as the Go
+// reference runs every workload, and again while its last run still mapped
+// new stacks: how many goroutines are alive at once, and so how many stacks
+// a run needs, differs from run to run (the first, slowed by its faults,
+// overlaps fewer of them), and the Go reference, one process for the whole
+// suite, is measured warm from earlier procs counts as well. At most
+// kMaxWarmUps runs; returns how many it made.
+constexpr int kMaxWarmUps = 5;
+
+template <class Api, class W>
+int warm_up(const typename Api::Runtime& rt, int items) {
+  int runs = 0;
+  std::uint64_t mapped = 0;
+  do {
+    mapped = rt.stats().stacks_mapped;
+    W::template run<Api>(items);
+    ++runs;
+  } while (rt.stats().stacks_mapped != mapped && runs < kMaxWarmUps);
+  return runs;
+}
+
 template <class Api, class W>
 void run_workload(benchmark::State& state) {
   const int items = items_of<W>();
   const int procs = procs_for<Api>(static_cast<int>(state.range(0)),
                                    W::kMaxBlocked);
+  typename Api::Config cfg;  // a fresh runtime: fresh stacks
+  cfg.procs = procs;
   if constexpr (std::is_same_v<W, Parked>) Parked::max_rss_per_goroutine = 0;
-  auto stats = run_with<Api>(procs, [&] {  // a fresh runtime: fresh stacks
-    // A workload that measures something else than fresh stacks (its one
-    // iteration would be mostly page faults) runs once untimed first, as
-    // the Go reference runs every workload.
-    if constexpr (requires { W::kWarmUp; }) W::template run<Api>(items);
+  typename Api::Runtime rt(cfg);
+  int warm_ups = 0;
+  rt.run([&] {
+    if constexpr (requires { W::kWarmUp; }) warm_ups = warm_up<Api, W>(rt, items);
     for (auto _ : state) W::template run<Api>(items);
   });
-  // The counters cover the whole run, the warm-up included: per item and
-  // per run, they count it too.
-  const double runs = static_cast<double>(state.iterations()) +
-                      (requires { W::kWarmUp; } ? 1 : 0);
+  const auto stats = rt.stats();
+  // The counters cover the whole run, the warm-ups included: per item and
+  // per run, they count them too.
+  const double runs = static_cast<double>(state.iterations() + warm_ups);
   const double ops = runs * items;
   state.SetItemsProcessed(state.iterations() * items);
   state.counters["procs"] = procs;
+  if constexpr (requires { W::kWarmUp; }) state.counters["warm_ups"] = warm_ups;
   state.counters["threads"] = static_cast<double>(stats.threads_created);
   state.counters["goroutines/iter"] =
       static_cast<double>(stats.goroutines_created) / runs;

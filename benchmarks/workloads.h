@@ -300,9 +300,12 @@ struct TimerLoops {
   static constexpr const char* kName = "timers 100k x 1ms";
   static constexpr int kRounds = 10;
   static constexpr int kMaxBlocked = 0;  // not run where that matters
-  /// The suite runs it once untimed first: a fresh runtime's first run
-  /// spends most of its time faulting in 100,000 new stacks (what issue
-  /// 22's cold benchmarks measure), not in timers.
+  /// The suite runs it untimed first, until a run maps no new stack
+  /// (stages_bench.cc, warm_up): a fresh runtime's first run spends most
+  /// of its time faulting in 100,000 new stacks (what issue 22's cold
+  /// benchmarks measure), not in timers, and at 4 procs its second run
+  /// still maps some 20,000 more (more sleepers overlap once the spawner
+  /// is no longer slowed by faults).
   static constexpr bool kWarmUp = true;
   static constexpr bool kGreenThreadsOnly = true;
   static std::uint64_t goroutines(int n) {
