@@ -2,6 +2,7 @@
 """Renders the benchmark results: a Markdown report and SVG charts.
 
 Usage: report.py RESULTS.json [GO.json] --out DIR [--machine TEXT]
+                 [--merge EARLIER_DIR]
 
 RESULTS.json is Google Benchmark's JSON output of //benchmarks:stages_bench;
 GO.json the Go reference's (benchmarks/go), optional. Writes DIR/README.md
@@ -10,6 +11,12 @@ each cell the time per item and its ratio to stage 1 and to Go; then the
 counters that explain them, and the other measurements) and DIR/*.svg
 (throughput against GOMAXPROCS per workload, and the scheduler lock's wait
 per stage). Needs python3-matplotlib for the charts (skipped without it).
+
+It also writes DIR/benchmarks.json (and DIR/go.json): the results, each
+stamped with the machine it ran on ("machine": TEXT). With --merge, the
+results in EARLIER_DIR that this run did not remeasure (by name) are kept,
+with their own machine: a run of a few workloads updates those rows only,
+and the report says which machine each row comes from.
 """
 import argparse
 import json
@@ -25,7 +32,8 @@ SHORT = {"stage1_threadpool": "stage 1", "stage2_global_queue": "stage 2",
 # The counters worth a column, in this order, when a row has them.
 COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
             "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op", "parks/op",
-            "rss_bytes/goroutine"]
+            "rss_bytes/goroutine", "timer_lock/op", "timer_contended%",
+            "timers_stolen/op", "warm_ups"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
 NAME = re.compile(r"^(?P<workload>.+)/(?P<stage>[^/]+)/procs:(?P<procs>\d+)")
@@ -36,13 +44,75 @@ BASELINES = {"os_threads": "OS threads", "boost_fiber": "Boost.Fiber"}
 BASELINE = re.compile(r"^(?P<workload>.+)/(?P<kind>" + "|".join(BASELINES) + ")")
 
 
-def load(path):
+def read(path):
+    """The document at path, its "benchmarks" a list (null when a filter
+    matched nothing there, as an older Go side wrote it)."""
     with open(path) as f:
         doc = json.load(f)
-    # `or []`: null when a filter matched nothing there (an older Go side).
-    return [b for b in doc.get("benchmarks") or []
+    doc["benchmarks"] = doc.get("benchmarks") or []
+    return doc
+
+
+def reportable(doc):
+    return [b for b in doc["benchmarks"]
             if b.get("run_type", "iteration") == "iteration"
             and "error_occurred" not in b]
+
+
+def load(path):
+    return reportable(read(path))
+
+
+def stamp_and_merge(doc, machine, earlier_path):
+    """doc's results stamped with machine (where they have none), then the
+    results of earlier_path (if it exists) whose names doc lacks."""
+    for b in doc["benchmarks"]:
+        if machine:
+            b.setdefault("machine", machine)
+    if earlier_path and os.path.exists(earlier_path):
+        names = {b["name"] for b in doc["benchmarks"]}
+        doc["benchmarks"] += [b for b in read(earlier_path)["benchmarks"]
+                              if b["name"] not in names]
+    return doc
+
+
+class Machines:
+    """Where each result was measured. One machine: the report's header
+    names it. Several (a merged report): the header lists them as [A],
+    [B], ..., and each table says which rows come from which."""
+
+    def __init__(self, benchmarks):
+        self.names = []
+        for b in benchmarks:
+            m = b.get("machine", "")
+            if m not in self.names:
+                self.names.append(m)
+        self.mixed = len(self.names) > 1
+
+    def label(self, b):
+        return "[" + chr(ord("A") + self.names.index(b.get("machine", ""))) + "]"
+
+    def header(self):
+        if not self.mixed:
+            return [f"Machine: {self.names[0]}", ""] if self.names and self.names[0] else []
+        return ["Machines (a merged report: each table says where its rows "
+                "were measured):", ""] + [
+            f"- [{chr(ord('A') + i)}] {m or 'not recorded'}"
+            for i, m in enumerate(self.names)] + [""]
+
+    def rows(self, rows):
+        """Which procs rows of a workload table came from which machine."""
+        if not self.mixed:
+            return []
+        on = {}
+        for procs in sorted(rows):
+            for b in rows[procs].values():
+                procs_list = on.setdefault(self.label(b), [])
+                if procs not in procs_list:
+                    procs_list.append(procs)
+        parts = [f"procs {', '.join(map(str, ps))} on {m}"
+                 for m, ps in sorted(on.items())]
+        return ["Measured: " + "; ".join(parts) + ".", ""]
 
 
 def ns_per_item(b):
@@ -82,7 +152,7 @@ def split(benchmarks):
     return table, baselines, traced, other
 
 
-def trace_table(traced):
+def trace_table(traced, machines):
     """The tracer's cost: per workload and stage, the time per item with
     tracing off and on, and their ratio."""
     if not traced:
@@ -97,26 +167,32 @@ def trace_table(traced):
         off, on = (ns_per_item(modes[k]) if k in modes else None
                    for k in ("off", "on"))
         ratio = f"{on / off:.2f}x" if off and on else "-"
-        out.append(f"| {workload} | {SHORT.get(stage, stage)} | {human(off)} "
+        who = SHORT.get(stage, stage)
+        if machines.mixed:
+            who += " " + machines.label(next(iter(modes.values())))
+        out.append(f"| {workload} | {who} | {human(off)} "
                    f"| {human(on)} | {ratio} |")
     out.append("")
     return out
 
 
-def workload_table(name, rows, has_go, baselines):
+def workload_table(name, rows, has_go, baselines, machines):
     cols = STAGES + (["go"] if has_go else [])
-    out = [f"### {name}", "",
+    out = [f"### {name}", ""] + machines.rows(rows) + [
            "| procs | " + " | ".join(SHORT[c] for c in cols) + " |",
            "|---|" + "---|" * len(cols)]
     for procs in sorted(rows):
         row = rows[procs]
-        base = ns_per_item(row["stage1_threadpool"]) if "stage1_threadpool" in row else None
-        go = ns_per_item(row["go"]) if "go" in row else None
         cells = []
         for c in cols:
             v = ns_per_item(row[c]) if c in row else None
             cell = human(v)
             if v is not None and c != "go":
+                # Ratios only between figures of one machine (a merged
+                # report may hold a row's stages from different runs).
+                base, go = (ns_per_item(row[k]) if k in row and
+                            row[k].get("machine") == row[c].get("machine")
+                            else None for k in ("stage1_threadpool", "go"))
                 ratios = []
                 if base and c != "stage1_threadpool":
                     ratios.append(f"{v / base:.2f}x s1")
@@ -147,17 +223,18 @@ def workload_table(name, rows, has_go, baselines):
     return out
 
 
-def other_table(other):
+def other_table(other, machines):
     out = ["## Other measurements", "",
            "| benchmark | time | counters |", "|---|---|---|"]
     for b in other:
+        where = f" {machines.label(b)}" if machines.mixed else ""
         t = f"{b['real_time']:.3g} {b.get('time_unit', 'ns')}"
         skip = {"name", "run_name", "run_type", "repetitions", "repetition_index",
                 "threads", "iterations", "real_time", "cpu_time", "time_unit",
                 "family_index", "per_family_instance_index", "aggregate_name"}
         extra = ", ".join(f"{k} {v:.4g}" for k, v in b.items()
                           if k not in skip and isinstance(v, (int, float)))
-        out.append(f"| {b['name']} | {t} | {extra} |")
+        out.append(f"| {b['name']}{where} | {t} | {extra} |")
     out.append("")
     return out
 
@@ -225,12 +302,23 @@ def main():
     ap.add_argument("go", nargs="?")
     ap.add_argument("--out", required=True)
     ap.add_argument("--machine", default="")
+    ap.add_argument("--merge", metavar="EARLIER_DIR")
     args = ap.parse_args()
-    benchmarks = load(args.results)
-    if args.go and os.path.exists(args.go):
-        benchmarks += load(args.go)
-    table, baselines, traced, other = split(benchmarks)
     os.makedirs(args.out, exist_ok=True)
+    benchmarks = []
+    for path, file in ((args.results, "benchmarks.json"), (args.go, "go.json")):
+        earlier = os.path.join(args.merge, file) if args.merge else None
+        if path and os.path.exists(path):
+            doc = stamp_and_merge(read(path), args.machine, earlier)
+        elif earlier and os.path.exists(earlier):
+            doc = read(earlier)  # this run had no Go side: keep the last
+        else:
+            continue
+        with open(os.path.join(args.out, file), "w") as f:
+            json.dump(doc, f, indent=2)
+        benchmarks += reportable(doc)
+    machines = Machines(benchmarks)
+    table, baselines, traced, other = split(benchmarks)
     has_go = any("go" in r for rows in table.values() for r in rows.values())
     md = ["# Benchmark results", "",
           "Generated by `./course bench` (benchmarks/report.py) from "
@@ -238,16 +326,16 @@ def main():
           "How to read each benchmark: [benchmarks/README.md]("
           + os.path.relpath(os.path.join(REPO, "benchmarks", "README.md"),
                             os.path.abspath(args.out)) + ").", ""]
-    if args.machine:
-        md += ["Machine: " + args.machine, ""]
+    md += machines.header()
     md += ["Time per item (goroutine, yield, round trip, job, skynet leaf, "
            "select or timer); "
            "lower is better. In brackets: the ratio to stage 1 (s1) and to "
            "Go on the same row (below 1: faster).", "", "## Workloads", ""]
     for name, rows in table.items():
-        md += workload_table(name, rows, has_go, baselines.get(name, []))
-    md += trace_table(traced)
-    md += other_table(other)
+        md += workload_table(name, rows, has_go, baselines.get(name, []),
+                             machines)
+    md += trace_table(traced, machines)
+    md += other_table(other, machines)
     made = charts(table, args.out)
     if made:
         md += ["## Charts", ""] + [f"![{n}]({f})" for n, f in made] + [""]

@@ -25,9 +25,11 @@ FOCUS = {
     "stage1_threadpool": (["spawn+join", "chan ping-pong", "parked goroutines"],
                           ["echo/stage1_threadpool"]),
     "stage2_global_queue": (["spawn+join", "yield", "chan ping-pong",
-                             "spawn storm"], ["context switch/"]),
+                             "spawn storm", "timers 100k x 1ms"],
+                            ["context switch/"]),
     "stage3_gmp": (["spawn+join", "yield", "spawn storm", "imbalanced spawn",
-                    "skynet", "fan-out/fan-in"],
+                    "skynet", "fan-out/fan-in", "timers 100k x 1ms",
+                    "timer set/stop churn"],
                    ["handoff 8x200ms on 1 P/stage3_gmp"]),
     "stage4_syscalls": (["spawn+join", "chan ping-pong"],
                         ["echo/", "handoff 8x200ms on 1 P/",
@@ -54,7 +56,8 @@ def workload_table(name, rows, stage):
         r = rows[procs]
         cells = "".join(f"<td>{cell(r.get(c))}</td>" for c in cols)
         ratio = ""
-        if prev and r.get(prev) and r.get(stage):
+        if prev and r.get(prev) and r.get(stage) and \
+                r[prev].get("machine") == r[stage].get("machine"):
             a, b = report.ns_per_item(r[stage]), report.ns_per_item(r[prev])
             if a and b:
                 ratio = f"{a / b:.2f}x"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# report.py: a filtered publish (--merge) replaces the rows it remeasured,
+# keeps the others with the machine they ran on, and never takes a ratio
+# between figures of two machines.
+set -euo pipefail
+py=/usr/bin/python3
+report=$(dirname "$0")/report.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "report_test: $*" >&2; exit 1; }
+
+# One result: name, ns per item (items_per_second = 1e9 / ns).
+row() { printf '{"name": "%s", "run_type": "iteration", "real_time": 1, "time_unit": "ns", "items_per_second": %s}' "$1" "$(awk -v ns="$2" 'BEGIN { printf "%.6f", 1e9 / ns }')"; }
+doc() { local IFS=,; printf '{"context": {}, "benchmarks": [%s]}' "$*"; }
+
+# Published earlier on machine X: yield (stage 3 and Go) at procs 1 and 2.
+mkdir -p "$tmp/earlier" "$tmp/new" "$tmp/out"
+doc "$(row yield/stage3_gmp/procs:1 100)" "$(row yield/stage3_gmp/procs:2 100)" \
+    "$(row yield/stage1_threadpool/procs:1 400)" >"$tmp/earlier/b.json"
+doc "$(row yield/go/procs:1 200)" "$(row yield/go/procs:2 200)" >"$tmp/earlier/g.json"
+"$py" "$report" "$tmp/earlier/b.json" "$tmp/earlier/g.json" --out "$tmp/earlier" \
+  --machine "machine X" >/dev/null 2>&1 || fail "the first report failed"
+grep -q "^Machine: machine X" "$tmp/earlier/README.md" || fail "no machine line"
+grep -q "100 ns (0.25x s1, 0.50x Go)" "$tmp/earlier/README.md" || fail "ratios: $(cat "$tmp/earlier/README.md")"
+
+# Now machine Y remeasures stage 3 at procs 2 only (no Go side this time).
+doc "$(row yield/stage3_gmp/procs:2 300)" >"$tmp/new/b.json"
+"$py" "$report" "$tmp/new/b.json" --out "$tmp/out" --machine "machine Y" \
+  --merge "$tmp/earlier" >/dev/null 2>&1 || fail "the merged report failed"
+md=$tmp/out/README.md
+"$py" - "$tmp/out/benchmarks.json" "$tmp/out/go.json" <<'PY' || fail "merged JSON wrong"
+import json, sys
+b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
+g = {x["name"]: x for x in json.load(open(sys.argv[2]))["benchmarks"]}
+assert len(b) == 3 and len(g) == 2, (b.keys(), g.keys())
+assert b["yield/stage3_gmp/procs:2"]["machine"] == "machine Y"
+assert abs(b["yield/stage3_gmp/procs:2"]["items_per_second"] - 1e9 / 300) < 1
+assert b["yield/stage3_gmp/procs:1"]["machine"] == "machine X"
+assert g["yield/go/procs:2"]["machine"] == "machine X"
+PY
+grep -q "\[A\] machine Y" "$md" && grep -q "\[B\] machine X" "$md" || fail "machines not listed: $(cat "$md")"
+grep -q "Measured: procs 2 on \[A\]; procs 1, 2 on \[B\]." "$md" || fail "rows not attributed: $(cat "$md")"
+# Procs 2: stage 3 from Y, Go and nothing else from X: no ratio taken.
+grep -q "^| 2 | - | - | 300 ns | - | - | 200 ns |" "$md" || fail "a cross-machine ratio: $(grep '^| 2' "$md")"
+grep -q "^| 1 | 400 ns (2.00x Go) | - | 100 ns (0.25x s1, 0.50x Go) |" "$md" || fail "procs 1 row: $(grep '^| 1' "$md")"
+echo "report_test: ok"
