@@ -2,7 +2,7 @@
 """Renders the benchmark results: a Markdown report and SVG charts.
 
 Usage: report.py RESULTS.json [GO.json] --out DIR [--machine TEXT]
-                 [--merge EARLIER_DIR]
+                 [--merge EARLIER_DIR] [--dest DIR]
 
 RESULTS.json is Google Benchmark's JSON output of //benchmarks:stages_bench;
 GO.json the Go reference's (benchmarks/go), optional. Writes DIR/README.md
@@ -53,10 +53,23 @@ def read(path):
     return doc
 
 
+def run_name(b):
+    """The benchmark a result measures: its name without an aggregate's
+    suffix (Google Benchmark names a repeated one's median "..._median")."""
+    return b.get("run_name", b["name"])
+
+
 def reportable(doc):
-    return [b for b in doc["benchmarks"]
-            if b.get("run_type", "iteration") == "iteration"
-            and "error_occurred" not in b]
+    """The figure of each benchmark: the median of its repetitions when it
+    was repeated (--benchmark_repetitions, as `./course bench --publish`
+    runs it), else its one run. Failed ones are left out."""
+    ok = [b for b in doc["benchmarks"] if "error_occurred" not in b]
+    medians = {run_name(b): dict(b, name=run_name(b)) for b in ok
+               if b.get("aggregate_name") == "median"}
+    return [medians[run_name(b)] if run_name(b) in medians else b for b in ok
+            if b.get("aggregate_name") == "median" or
+            (b.get("run_type", "iteration") == "iteration"
+             and run_name(b) not in medians)]
 
 
 def load(path):
@@ -70,9 +83,19 @@ def stamp_and_merge(doc, machine, earlier_path):
         if machine:
             b.setdefault("machine", machine)
     if earlier_path and os.path.exists(earlier_path):
-        names = {b["name"] for b in doc["benchmarks"]}
-        doc["benchmarks"] += [b for b in read(earlier_path)["benchmarks"]
-                              if b["name"] not in names]
+        # In the earlier order, each remeasured benchmark's results where
+        # its old ones were; benchmarks new to the report at the end.
+        now = {}
+        for b in doc["benchmarks"]:
+            now.setdefault(run_name(b), []).append(b)
+        merged = []
+        for b in read(earlier_path)["benchmarks"]:
+            if run_name(b) not in now:
+                merged.append(b)
+            elif now[run_name(b)]:
+                merged += now[run_name(b)]
+                now[run_name(b)] = []  # placed
+        doc["benchmarks"] = merged + [b for bs in now.values() for b in bs]
     return doc
 
 
@@ -303,6 +326,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--machine", default="")
     ap.add_argument("--merge", metavar="EARLIER_DIR")
+    # Where the report will be read (its links are relative to it), when
+    # --out is only a staging folder.
+    ap.add_argument("--dest", metavar="DIR")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     benchmarks = []
@@ -325,7 +351,7 @@ def main():
           "`benchmarks.json`" + (" and `go.json`" if has_go else "") + ".",
           "How to read each benchmark: [benchmarks/README.md]("
           + os.path.relpath(os.path.join(REPO, "benchmarks", "README.md"),
-                            os.path.abspath(args.out)) + ").", ""]
+                            os.path.abspath(args.dest or args.out)) + ").", ""]
     md += machines.header()
     md += ["Time per item (goroutine, yield, round trip, job, skynet leaf, "
            "select or timer); "

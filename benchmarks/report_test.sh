@@ -23,23 +23,30 @@ doc "$(row yield/go/procs:1 200)" "$(row yield/go/procs:2 200)" >"$tmp/earlier/g
 grep -q "^Machine: machine X" "$tmp/earlier/README.md" || fail "no machine line"
 grep -q "100 ns (0.25x s1, 0.50x Go)" "$tmp/earlier/README.md" || fail "ratios: $(cat "$tmp/earlier/README.md")"
 
-# Now machine Y remeasures stage 3 at procs 2 only (no Go side this time).
-doc "$(row yield/stage3_gmp/procs:2 300)" >"$tmp/new/b.json"
+# Now machine Y remeasures stage 3 at procs 2 only (no Go side this time),
+# repeated: its median is the figure, not its mean.
+agg() { row "$1_$2" "$3" | sed "s|}\$|, \"run_name\": \"$1\", \"run_type\": \"aggregate\", \"aggregate_name\": \"$2\"}|"; }
+doc "$(agg yield/stage3_gmp/procs:2 mean 500)" "$(agg yield/stage3_gmp/procs:2 median 300)" >"$tmp/new/b.json"
+# Staged in out/ to be read in earlier/ (--dest): links as from earlier/.
 "$py" "$report" "$tmp/new/b.json" --out "$tmp/out" --machine "machine Y" \
-  --merge "$tmp/earlier" >/dev/null 2>&1 || fail "the merged report failed"
+  --merge "$tmp/earlier" --dest "$tmp/earlier" >/dev/null 2>&1 ||
+  fail "the merged report failed"
 md=$tmp/out/README.md
+[ "$(grep "How to read" "$md")" = "$(grep "How to read" "$tmp/earlier/README.md")" ] ||
+  fail "links not relative to --dest: $(grep "How to read" "$md")"
 "$py" - "$tmp/out/benchmarks.json" "$tmp/out/go.json" <<'PY' || fail "merged JSON wrong"
 import json, sys
 b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
 g = {x["name"]: x for x in json.load(open(sys.argv[2]))["benchmarks"]}
-assert len(b) == 3 and len(g) == 2, (b.keys(), g.keys())
-assert b["yield/stage3_gmp/procs:2"]["machine"] == "machine Y"
-assert abs(b["yield/stage3_gmp/procs:2"]["items_per_second"] - 1e9 / 300) < 1
+assert len(b) == 4 and len(g) == 2, (b.keys(), g.keys())
+assert "yield/stage3_gmp/procs:2" not in b  # replaced by the repeated one
+m = b["yield/stage3_gmp/procs:2_median"]
+assert m["machine"] == "machine Y" and abs(m["items_per_second"] - 1e9 / 300) < 1
 assert b["yield/stage3_gmp/procs:1"]["machine"] == "machine X"
 assert g["yield/go/procs:2"]["machine"] == "machine X"
 PY
-grep -q "\[A\] machine Y" "$md" && grep -q "\[B\] machine X" "$md" || fail "machines not listed: $(cat "$md")"
-grep -q "Measured: procs 2 on \[A\]; procs 1, 2 on \[B\]." "$md" || fail "rows not attributed: $(cat "$md")"
+grep -q "\[A\] machine X" "$md" && grep -q "\[B\] machine Y" "$md" || fail "machines not listed: $(cat "$md")"
+grep -q "Measured: procs 1, 2 on \[A\]; procs 2 on \[B\]." "$md" || fail "rows not attributed: $(cat "$md")"
 # Procs 2: stage 3 from Y, Go and nothing else from X: no ratio taken.
 grep -q "^| 2 | - | - | 300 ns | - | - | 200 ns |" "$md" || fail "a cross-machine ratio: $(grep '^| 2' "$md")"
 grep -q "^| 1 | 400 ns (2.00x Go) | - | 100 ns (0.25x s1, 0.50x Go) |" "$md" || fail "procs 1 row: $(grep '^| 1' "$md")"
