@@ -77,6 +77,11 @@ class StackPool {
   /// False until the first slab has been mapped, and before Linux 6.13.
   static bool guard_regions_supported() noexcept;
 
+  /// Whether a new slab's stacks come with their top page already in
+  /// memory (MADV_POPULATE_WRITE, Linux 5.14; one call per slab from
+  /// 6.14), the page a goroutine writes first: one system call instead of
+  /// a page fault per stack. True until a slab finds the kernel without it.
+  static bool populates_tops() noexcept;
   /// From now on, guards are mprotect'ed pages even where guard regions
   /// exist: what older kernels do (tests and demos use it to show the
   /// difference). Process-wide; call before any stack is allocated.

@@ -321,6 +321,27 @@ void count_mappings_of_one_slab(bool mprotect_guards) {
   _exit(expected ? 0 : 3);
 }
 
+// Whether the page at `addr` is in memory (mincore), without touching it.
+bool resident(void* addr) {
+  unsigned char v = 0;
+  EXPECT_EQ(mincore(addr, 1, &v), 0);
+  return (v & 1) != 0;
+}
+
+TEST(Stage2Test, ANewStacksTopPageIsAlreadyInMemory) {
+  StackPool pool(64 * 1024);
+  Stack s = pool.alloc();  // a new slab: nothing has written to it
+  const long page = sysconf(_SC_PAGESIZE);
+  char* top = static_cast<char*>(s.lo) + s.size - page;
+  if (StackPool::populates_tops()) {
+    EXPECT_TRUE(resident(top));  // faulted in by the pool
+    EXPECT_FALSE(resident(top - page));  // only that one (MAP_NORESERVE)
+  } else {
+    EXPECT_FALSE(resident(top));  // a kernel before 5.14: the first write
+  }
+  pool.free(s);
+}
+
 TEST(Stage2DeathTest, GuardRegionsSaveMappingsWhereTheKernelHasThem) {
   EXPECT_EXIT(count_mappings_of_one_slab(false), ::testing::ExitedWithCode(0),
               "mappings added");
