@@ -33,7 +33,8 @@ SHORT = {"stage1_threadpool": "stage 1", "stage2_global_queue": "stage 2",
 COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
             "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op", "parks/op",
             "rss_bytes/goroutine", "timer_lock/op", "timer_contended%",
-            "timers_stolen/op", "warm_ups"]
+            "timers_stolen/op", "warm_ups", "peak_rss_MB", "faults/goroutine",
+            "max_alive"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
 NAME = re.compile(r"^(?P<workload>.+)/(?P<stage>[^/]+)/procs:(?P<procs>\d+)")
@@ -266,6 +267,31 @@ def slug(name):
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+def bar_chart(plt, rows, cols, counter, ylabel, title, path, label,
+              log=False):
+    """Bars of one counter: a group per procs, a bar per column (stage or
+    Go). Returns (label, file name) for the report."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    procs = sorted(rows)
+    width = 0.8 / max(len(cols), 1)
+    for i, c in enumerate(cols):
+        vals = [rows[p].get(c, {}).get(counter, 0) for p in procs]
+        ax.bar([k + i * width for k in range(len(procs))], vals, width,
+               label=SHORT[c])
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(procs))])
+    ax.set_xticklabels([str(p) for p in procs])
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("GOMAXPROCS")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return label, os.path.basename(path)
+
+
 def charts(table, out_dir):
     try:
         import matplotlib
@@ -299,23 +325,21 @@ def charts(table, out_dir):
     # The scheduler lock's wait per item, per stage, on the spawn storm.
     storm = table.get("spawn storm", {})
     if storm:
-        fig, ax = plt.subplots(figsize=(6, 3.6))
-        procs = sorted(storm)
-        width = 0.8 / len(STAGES)
-        for i, c in enumerate(STAGES):
-            vals = [storm[p].get(c, {}).get("lockwait_ns/op", 0) for p in procs]
-            ax.bar([k + i * width for k in range(len(procs))], vals, width,
-                   label=SHORT[c])
-        ax.set_xticks([k + 0.4 - width / 2 for k in range(len(procs))])
-        ax.set_xticklabels([str(p) for p in procs])
-        ax.set_xlabel("GOMAXPROCS")
-        ax.set_ylabel("sched lock wait, ns per goroutine")
-        ax.set_title("spawn storm: waiting for the scheduler's lock")
-        ax.legend(fontsize="small")
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "lock-wait.svg"))
-        plt.close(fig)
-        made.append(("lock wait (spawn storm)", "lock-wait.svg"))
+        made.append(bar_chart(
+            plt, storm, STAGES, "lockwait_ns/op",
+            "sched lock wait, ns per goroutine",
+            "spawn storm: waiting for the scheduler's lock",
+            os.path.join(out_dir, "lock-wait.svg"), "lock wait (spawn storm)"))
+    # The cold runs' memory: peak RSS per stage and Go, at each procs.
+    for name, rows in table.items():
+        if name.startswith("cold "):
+            cols = [c for c in STAGES + ["go"]
+                    if any(r.get(c, {}).get("peak_rss_MB") for r in rows.values())]
+            made.append(bar_chart(
+                plt, rows, cols, "peak_rss_MB", "peak RSS, MB (log scale)",
+                f"{name}: the process's peak memory",
+                os.path.join(out_dir, f"{slug(name)}-rss.svg"),
+                f"{name}: peak RSS", log=True))
     return made
 
 

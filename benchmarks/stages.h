@@ -2,6 +2,7 @@
 // run. A new stage joins every table by being added to Stages.
 #pragma once
 
+#include <cstdlib>
 #include <tuple>
 
 #include "benchmarks/workloads.h"
@@ -12,6 +13,13 @@
 #include "stage5_preemption/api.h"
 
 namespace gmp::bench {
+
+/// GMP_BENCH_QUICK=1 (./course bench --quick): the big workloads shrink so
+/// that the whole suite runs in a couple of minutes (a smoke test).
+inline bool quick() {
+  static const bool q = std::getenv("GMP_BENCH_QUICK") != nullptr;
+  return q;
+}
 
 /// Every stage present, in course order.
 using Stages =

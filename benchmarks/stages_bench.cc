@@ -12,10 +12,12 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
+#include "benchmarks/cold_bench.h"
 #include "benchmarks/context_switch_bench.h"
 #include "benchmarks/io_bench.h"
 #include "benchmarks/preempt_bench.h"
@@ -26,13 +28,6 @@ namespace gmp::bench {
 namespace {
 
 constexpr int kItems = 1000;  // goroutines, round trips or jobs per iteration
-
-// GMP_BENCH_QUICK=1 (./course bench --quick): the big workloads shrink so
-// that the whole suite runs in a couple of minutes (a smoke test).
-bool quick() {
-  static const bool q = std::getenv("GMP_BENCH_QUICK") != nullptr;
-  return q;
-}
 
 template <class W>
 int items_of() {
@@ -205,7 +200,13 @@ void register_all() {
 }  // namespace gmp::bench
 
 int main(int argc, char** argv) {
+  // A cold benchmark's child (cold_bench.h): one run, then exit.
+  constexpr std::string_view kChild = "--cold-child=";
+  if (argc == 2 && std::string_view(argv[1]).starts_with(kChild)) {
+    return gmp::bench::cold_child(std::string_view(argv[1]).substr(kChild.size()));
+  }
   gmp::bench::register_all();
+  gmp::bench::register_cold();
   gmp::bench::register_io();
   gmp::bench::register_preempt();
   gmp::bench::register_trace();

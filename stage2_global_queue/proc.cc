@@ -1,6 +1,7 @@
 // Stage 2's scheduler (protocols 1 to 3 of runtime.h): Go 1.0's proc.c,
 // with Go's names: newproc, gfget/gfput, schedule (mstart + find_runnable),
 // execute, park_m, gosched_m, goexit0, ready, globrunqput/globrunqget.
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -77,6 +78,7 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
   }
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
   ++live_;
+  stats_.max_live = std::max(stats_.max_live, live_);
   ++stats_.goroutines_created;
   globrunqput(gp);
   wake_idle_m();

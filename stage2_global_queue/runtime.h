@@ -129,6 +129,7 @@ struct Stats {
   std::int64_t goroutines_blocked = 0;
   std::uint64_t context_switches = 0;  ///< g0 -> goroutine switches
   std::uint64_t stacks_mapped = 0;     ///< stacks ever mapped (reused after)
+  std::int64_t max_live = 0;  ///< the most goroutines alive at once (run)
   /// The sched lock (the GRQ's lock): how often it was taken, how often
   /// someone else held it, and how long takers waited in total.
   LockCounters sched_lock;

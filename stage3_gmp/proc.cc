@@ -50,7 +50,13 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
       [[unlikely]] {
     stage2::trace_go_create(t, gp, pp != nullptr ? pp->id : trace::kNoP);
   }
-  live_.fetch_add(1, std::memory_order_relaxed);
+  // relaxed: counts; the max only grows, by a CAS when a newer count is
+  // higher (a load and a compare per go() otherwise).
+  const std::int64_t live = live_.fetch_add(1, std::memory_order_relaxed) + 1;
+  for (std::int64_t m = max_live_.load(std::memory_order_relaxed);
+       live > m && !max_live_.compare_exchange_weak(
+                       m, live, std::memory_order_relaxed);) {
+  }
   created_.fetch_add(1, std::memory_order_relaxed);
   casgstatus(gp, GStatus::kDead, GStatus::kRunnable);
   if (pp == nullptr) {

@@ -63,6 +63,7 @@ Stats Runtime::stats() const {
   s.preemptions = preemptions_.load(std::memory_order_relaxed);
   s.goroutines_blocked = nblocked_.load(std::memory_order_relaxed);
   s.stacks_mapped = stacks_.stacks_mapped();
+  s.max_live = max_live_.load(std::memory_order_relaxed);
   s.sched_lock = sched_.counters();
   for (const auto& pp : allp_) {
     const PCounters& c = pp->counters;
@@ -119,6 +120,7 @@ void Runtime::run(std::function<void()> main) {
     exiting_.store(false);
     stopping_.store(false);
     live_.store(0);
+    max_live_.store(0);
     nblocked_.store(0);
     created_ = finished_ = exited_ = never_started_ = 0;
     preemptions_ = 0;

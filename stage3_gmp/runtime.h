@@ -167,6 +167,7 @@ struct Stats {
   std::int64_t goroutines_blocked = 0;    ///< now: parked on an object
   std::uint64_t context_switches = 0;     ///< goroutines run (g0 -> G)
   std::uint64_t stacks_mapped = 0;        ///< stacks ever mapped
+  std::int64_t max_live = 0;  ///< the most goroutines alive at once (run)
   LockCounters sched_lock;  ///< the sched lock (GRQ, idle lists, timer duty)
   /// Every P's timers_lock, summed (P::timers_lock: Go 1.14's per-P heap,
   /// where stage 2 takes its one sched lock for every timer).
@@ -734,6 +735,7 @@ class Runtime {
   std::atomic<bool> stopping_{false};     ///< every goroutine dead: Ms exit
   std::atomic<std::uint64_t> goidgen_{0};  ///< ids, handed out in batches
   std::atomic<std::int64_t> live_{0};     ///< goroutines not dead
+  std::atomic<std::int64_t> max_live_{0};  ///< live_'s highest (relaxed)
   std::atomic<std::int32_t> nblocked_{0};  ///< parked on an object
   std::atomic<std::uint64_t> created_{0};  ///< goroutines made this run
   std::atomic<std::uint64_t> finished_{0};  ///< returned from their function

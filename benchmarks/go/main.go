@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -343,6 +345,82 @@ type result struct {
 	ItemsPerSecond float64 `json:"items_per_second,omitempty"`
 	RSS            float64 `json:"rss_bytes/goroutine,omitempty"`
 	WaitedMs       float64 `json:"waited_ms,omitempty"`
+	PeakRSSMB      float64 `json:"peak_rss_MB,omitempty"`
+	FaultsPerG     float64 `json:"faults/goroutine,omitempty"`
+	MaxAlive       float64 `json:"max_alive,omitempty"`
+}
+
+// The cold workloads (benchmarks/cold_bench.h): one run in a fresh process.
+var coldWorkloads = map[string]func(int){"spawn": spawnJoin, "skynet": skynet}
+
+// In the child (-cold-child NAME): runs the workload once and prints the
+// run's wall time in ns, the process's peak RSS in KiB and minor faults,
+// the most goroutines alive at once, and the goroutines made, as the
+// course's child does. The most alive is sampled every 100 us
+// (runtime.NumGoroutine, the sampler itself left out): Go keeps no such
+// count.
+func coldChild(name string, n int) {
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	var maxAlive int64
+	stop := make(chan bool)
+	go func() {
+		t := time.NewTicker(100 * time.Microsecond)
+		defer t.Stop()
+		for {
+			if g := int64(runtime.NumGoroutine() - 1); g > atomic.LoadInt64(&maxAlive) {
+				atomic.StoreInt64(&maxAlive, g)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	start := time.Now()
+	coldWorkloads[name](n)
+	wall := time.Since(start)
+	close(stop)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	made := int64(n) + 1 // spawn: n and main
+	if name == "skynet" {
+		made = 1
+		for level := 1; level <= n; level *= 10 {
+			made += int64(level)
+		}
+	}
+	fmt.Println(wall.Nanoseconds(), after.Maxrss, after.Minflt-before.Minflt,
+		atomic.LoadInt64(&maxAlive), made)
+}
+
+// The parent's side: 5 fresh processes, the median wall time, and the
+// counters of the median run.
+func coldInChildren(name string, n, procs int) (result, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return result{}, false
+	}
+	type run struct{ wall, rss, faults, alive, made float64 }
+	var runs []run
+	for r := 0; r < 5; r++ {
+		cmd := exec.Command(exe, "-cold-child", name, "-cold-n", strconv.Itoa(n))
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+		out, err := cmd.Output()
+		if err != nil {
+			return result{}, false
+		}
+		var x run
+		if _, err := fmt.Sscan(string(out), &x.wall, &x.rss, &x.faults, &x.alive, &x.made); err != nil {
+			return result{}, false
+		}
+		runs = append(runs, x)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].wall < runs[j].wall })
+	m := runs[len(runs)/2]
+	return result{RunType: "iteration", Iterations: 5, RealTime: m.wall / 1e6,
+		TimeUnit: "ms", ItemsPerSecond: float64(n) / m.wall * 1e9,
+		PeakRSSMB: m.rss / 1024, FaultsPerG: m.faults / m.made, MaxAlive: m.alive}, true
 }
 
 func median(xs []float64) float64 {
@@ -354,7 +432,13 @@ func main() {
 	quick := flag.Bool("quick", false, "smaller skynet and parked runs")
 	filter := flag.String("filter", ".", "only benchmarks whose name matches")
 	rssChild := flag.Int("rss-child", 0, "internal: park N goroutines once, print bytes per goroutine")
+	coldName := flag.String("cold-child", "", "internal: run cold workload NAME once (-cold-n items), print its figures")
+	coldN := flag.Int("cold-n", 0, "internal: see -cold-child")
 	flag.Parse()
+	if *coldName != "" {
+		coldChild(*coldName, *coldN)
+		return
+	}
 	if *rssChild > 0 {
 		parked(*rssChild)
 		fmt.Println(lastRSSPerGoroutine)
@@ -410,6 +494,26 @@ func main() {
 				res.RSS = rssPerGoroutineInChild(w.n, p)
 			}
 			fmt.Fprintf(os.Stderr, "go: %-40s %12.0f ns/run\n", name, m)
+			out = append(out, res)
+		}
+	}
+	coldItems := 1000000
+	if *quick {
+		coldItems = 10000
+	}
+	for _, w := range []string{"spawn", "skynet"} {
+		for _, p := range []int{1, 2} {
+			name := fmt.Sprintf("cold %s/go/procs:%d", w, p)
+			if !match.MatchString(name) {
+				continue
+			}
+			res, ok := coldInChildren(w, coldItems, p)
+			if !ok {
+				fmt.Fprintf(os.Stderr, "benchmarks/go: %s: the child failed\n", name)
+				os.Exit(1)
+			}
+			res.Name = name
+			fmt.Fprintf(os.Stderr, "go: %-40s %12.0f ms\n", name, res.RealTime)
 			out = append(out, res)
 		}
 	}

@@ -1,0 +1,172 @@
+// Cold benchmarks: a workload run once in a fresh process, as a program
+// runs it (issue 22). The suite's other benchmarks reuse one runtime, whose
+// pools are full after the first iteration; here every figure pays what a
+// first run pays: new stacks, new Gs, the kernel's page faults. The
+// benchmark process starts itself again with --cold-child=NAME for each
+// run (cold_child below), as the Go reference does (benchmarks/go,
+// -cold-child), and reads back what the child measured.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+#include "benchmarks/stages.h"
+#include "benchmarks/workloads.h"
+
+extern char** environ;
+
+namespace gmp::bench {
+
+/// The cold workloads: 1M goroutines spawned by main in a loop and joined
+/// with a WaitGroup (spawn+join's program), and skynet with 1M leaves
+/// (10,000 of each in quick mode; the child inherits GMP_BENCH_QUICK).
+inline int cold_items() { return quick() ? 10'000 : 1'000'000; }
+
+/// What a child measured: the run's wall time (runtime made, workload run,
+/// before the runtime is destroyed), the process's peak RSS and minor
+/// faults, the most goroutines alive at once (-1 where the stage does not
+/// count them), and the goroutines created.
+struct ColdResult {
+  std::int64_t wall_ns = 0;
+  std::int64_t peak_rss_kb = 0;
+  std::int64_t minor_faults = 0;
+  std::int64_t max_live = -1;
+  std::int64_t goroutines = 0;
+};
+
+template <class Api, class W>
+ColdResult cold_run(int procs) {
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const auto t0 = std::chrono::steady_clock::now();
+  typename Api::Config cfg;
+  cfg.procs = procs_for<Api>(procs, W::kMaxBlocked);
+  typename Api::Runtime rt(cfg);
+  rt.run([] { W::template run<Api>(cold_items()); });
+  ColdResult r;
+  r.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - t0)
+                  .count();
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  r.peak_rss_kb = after.ru_maxrss;
+  r.minor_faults = after.ru_minflt - before.ru_minflt;
+  const auto stats = rt.stats();
+  if constexpr (requires { stats.max_live; }) r.max_live = stats.max_live;
+  r.goroutines = static_cast<std::int64_t>(stats.goroutines_created);
+  return r;
+}
+
+/// Calls f.template operator()<Api, W>(procs, name) for every cold
+/// benchmark: both workloads on every stage that runs them, 1 and 2 procs,
+/// named "cold spawn/stage3_gmp/procs:2" (and "cold skynet/...").
+template <class F>
+void for_each_cold(F&& f) {
+  for_each_type<std::tuple<SpawnJoin, Skynet>>([&]<class W>() {
+    for_each_type<Stages>([&]<class Api>() {
+      if constexpr (runs_on<W, Api>()) {
+        for (int procs : {1, 2}) {
+          std::string name = std::string("cold ") +
+                             (std::is_same_v<W, Skynet> ? "skynet" : "spawn") +
+                             "/" + std::string(Api::kName) +
+                             "/procs:" + std::to_string(procs);
+          f.template operator()<Api, W>(procs, name);
+        }
+      }
+    });
+  });
+}
+
+/// In the child: runs the cold benchmark `name` and prints its ColdResult
+/// on one line. Returns the exit status.
+inline int cold_child(std::string_view name) {
+  int status = 2;  // no such benchmark
+  for_each_cold([&]<class Api, class W>(int procs, const std::string& n) {
+    if (n != name) return;
+    ColdResult r = cold_run<Api, W>(procs);
+    std::printf("%lld %lld %lld %lld %lld\n",
+                static_cast<long long>(r.wall_ns),
+                static_cast<long long>(r.peak_rss_kb),
+                static_cast<long long>(r.minor_faults),
+                static_cast<long long>(r.max_live),
+                static_cast<long long>(r.goroutines));
+    status = 0;
+  });
+  if (status != 0) {
+    std::fprintf(stderr, "no cold benchmark '%.*s'\n",
+                 static_cast<int>(name.size()), name.data());
+  }
+  return status;
+}
+
+/// In the parent: starts this program again as the child of `name` and
+/// reads its result; false if the child failed.
+inline bool run_cold_child(const std::string& name, ColdResult* r) {
+  int out[2];
+  if (pipe(out) != 0) return false;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  std::string arg = "--cold-child=" + name;
+  char* argv[] = {const_cast<char*>("stages_bench"), arg.data(), nullptr};
+  pid_t pid = 0;
+  int err = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  if (err != 0) {
+    close(out[0]);
+    return false;
+  }
+  FILE* f = fdopen(out[0], "r");
+  long long v[5] = {};
+  int got = std::fscanf(f, "%lld %lld %lld %lld %lld", &v[0], &v[1], &v[2],
+                        &v[3], &v[4]);
+  std::fclose(f);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != 5 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  *r = {v[0], v[1], v[2], v[3], v[4]};
+  return true;
+}
+
+/// One cold run per iteration, timed by the child (manual time).
+inline void cold(benchmark::State& state, const std::string& name) {
+  ColdResult r;
+  for (auto _ : state) {
+    if (!run_cold_child(name, &r)) {
+      state.SkipWithError("the cold child failed (run it: stages_bench "
+                          "--cold-child=NAME)");
+      return;
+    }
+    state.SetIterationTime(static_cast<double>(r.wall_ns) / 1e9);
+  }
+  state.SetItemsProcessed(state.iterations() * cold_items());
+  state.counters["peak_rss_MB"] = static_cast<double>(r.peak_rss_kb) / 1024;
+  state.counters["faults/goroutine"] =
+      static_cast<double>(r.minor_faults) / static_cast<double>(r.goroutines);
+  if (r.max_live >= 0) state.counters["max_alive"] = static_cast<double>(r.max_live);
+}
+
+inline void register_cold() {
+  for_each_cold([]<class Api, class W>(int, const std::string& name) {
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [name](benchmark::State& s) { cold(s, name); })
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  });
+}
+
+}  // namespace gmp::bench
