@@ -36,13 +36,15 @@ inline int cold_items() { return quick() ? 10'000 : 1'000'000; }
 /// What a child measured: the run's wall time (runtime made, workload run,
 /// before the runtime is destroyed), the process's peak RSS and minor
 /// faults, the most goroutines alive at once (-1 where the stage does not
-/// count them), and the goroutines created.
+/// count them), the goroutines created, and the OS threads the runtime
+/// made.
 struct ColdResult {
   std::int64_t wall_ns = 0;
   std::int64_t peak_rss_kb = 0;
   std::int64_t minor_faults = 0;
   std::int64_t max_live = -1;
   std::int64_t goroutines = 0;
+  std::int64_t threads = 0;
 };
 
 template <class Api, class W>
@@ -65,6 +67,7 @@ ColdResult cold_run(int procs) {
   const auto stats = rt.stats();
   if constexpr (requires { stats.max_live; }) r.max_live = stats.max_live;
   r.goroutines = static_cast<std::int64_t>(stats.goroutines_created);
+  r.threads = static_cast<std::int64_t>(stats.threads_created);
   return r;
 }
 
@@ -95,12 +98,13 @@ inline int cold_child(std::string_view name) {
   for_each_cold([&]<class Api, class W>(int procs, const std::string& n) {
     if (n != name) return;
     ColdResult r = cold_run<Api, W>(procs);
-    std::printf("%lld %lld %lld %lld %lld\n",
+    std::printf("%lld %lld %lld %lld %lld %lld\n",
                 static_cast<long long>(r.wall_ns),
                 static_cast<long long>(r.peak_rss_kb),
                 static_cast<long long>(r.minor_faults),
                 static_cast<long long>(r.max_live),
-                static_cast<long long>(r.goroutines));
+                static_cast<long long>(r.goroutines),
+                static_cast<long long>(r.threads));
     status = 0;
   });
   if (status != 0) {
@@ -130,14 +134,14 @@ inline bool run_cold_child(const std::string& name, ColdResult* r) {
     return false;
   }
   FILE* f = fdopen(out[0], "r");
-  long long v[5] = {};
-  int got = std::fscanf(f, "%lld %lld %lld %lld %lld", &v[0], &v[1], &v[2],
-                        &v[3], &v[4]);
+  long long v[6] = {};
+  int got = std::fscanf(f, "%lld %lld %lld %lld %lld %lld", &v[0], &v[1],
+                        &v[2], &v[3], &v[4], &v[5]);
   std::fclose(f);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (got != 5 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
-  *r = {v[0], v[1], v[2], v[3], v[4]};
+  if (got != 6 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  *r = {v[0], v[1], v[2], v[3], v[4], v[5]};
   return true;
 }
 
@@ -153,6 +157,7 @@ inline void cold(benchmark::State& state, const std::string& name) {
     state.SetIterationTime(static_cast<double>(r.wall_ns) / 1e9);
   }
   state.SetItemsProcessed(state.iterations() * cold_items());
+  state.counters["threads"] = static_cast<double>(r.threads);
   state.counters["peak_rss_MB"] = static_cast<double>(r.peak_rss_kb) / 1024;
   state.counters["faults/goroutine"] =
       static_cast<double>(r.minor_faults) / static_cast<double>(r.goroutines);
