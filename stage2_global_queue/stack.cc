@@ -74,12 +74,34 @@ int install_guard(void* addr, std::size_t len) noexcept {
 // failed call, no more).
 enum Populate : int { kVector, kEach, kNone };
 std::atomic<int> populate_kind{kVector};
+std::atomic<bool> populate_checked{false};  // the first slab's result seen
 
 // Whether errno says the kernel cannot do it at all (rather than, say, out
 // of memory for this one).
 bool unsupported(int err) noexcept {
   return err == EINVAL || err == ENOSYS || err == EBADF || err == EPERM ||
          err == ESRCH;
+}
+
+// Asks the kernel for the pages; false if it cannot do it at all.
+bool populate(iovec* tops, std::size_t n, std::size_t page) noexcept {
+  int kind = populate_kind.load(std::memory_order_relaxed);
+  if (kind == kVector) {
+    if (syscall(SYS_process_madvise, kPidfdSelf, tops, n,
+                MADV_POPULATE_WRITE, 0) >= 0 ||
+        !unsupported(errno)) {
+      return true;
+    }
+    populate_kind.store(kind = kEach, std::memory_order_relaxed);
+  }
+  if (kind != kEach) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (madvise(tops[i].iov_base, page, MADV_POPULATE_WRITE) != 0 &&
+        unsupported(errno)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Faults in the top page of each stack of a new slab: the page every
@@ -96,22 +118,14 @@ void populate_tops(char* slab, std::size_t slot, std::size_t page) noexcept {
   for (std::size_t i = 0; i < StackPool::kStacksPerSlab; ++i) {
     tops[i] = {slab + (i + 1) * slot - page, page};
   }
-  int kind = populate_kind.load(std::memory_order_relaxed);
-  if (kind == kVector) {
-    if (syscall(SYS_process_madvise, kPidfdSelf, tops,
-                StackPool::kStacksPerSlab, MADV_POPULATE_WRITE, 0) >= 0 ||
-        !unsupported(errno)) {
-      return;
-    }
-    populate_kind.store(kind = kEach, std::memory_order_relaxed);
-  }
-  if (kind != kEach) return;
-  for (const iovec& top : tops) {
-    if (madvise(top.iov_base, page, MADV_POPULATE_WRITE) != 0 &&
-        unsupported(errno)) {
-      populate_kind.store(kNone, std::memory_order_relaxed);
-      return;
-    }
+  bool done = populate(tops, StackPool::kStacksPerSlab, page);
+  // The first time, whether it really did (an emulator such as qemu-user
+  // accepts the advice and ignores it): the page is in memory or not
+  // (mincore, which touches nothing).
+  unsigned char in = 0;
+  if (!done || (!populate_checked.exchange(true, std::memory_order_relaxed) &&
+                (mincore(tops[0].iov_base, page, &in) != 0 || !(in & 1)))) {
+    populate_kind.store(kNone, std::memory_order_relaxed);
   }
 }
 
