@@ -80,7 +80,8 @@ class StackPool {
   /// Whether a new slab's stacks come with their top page already in
   /// memory (MADV_POPULATE_WRITE, Linux 5.14; one call per slab from
   /// 6.14), the page a goroutine writes first: one system call instead of
-  /// a page fault per stack. True until a slab finds the kernel without it.
+  /// a page fault per stack. True until a slab finds the kernel without it,
+  /// or finds that it did nothing (qemu-user ignores the advice).
   static bool populates_tops() noexcept;
   /// From now on, guards are mprotect'ed pages even where guard regions
   /// exist: what older kernels do (tests and demos use it to show the
