@@ -350,12 +350,24 @@ void Runtime::stopm(M* m) {
       return;
     }
     mput(m);
-    Clock::time_point until = timer_deadline();
     bool timer_duty = timer_m_.load(std::memory_order_relaxed) == nullptr &&
                       idle_duty_wanted() &&
                       !gcwaiting_.load(std::memory_order_relaxed);
     if (timer_duty) {
+      // On duty before we read the timers (a Dekker pair with add_timer's
+      // fence): a timer added meanwhile is seen by timer_deadline below,
+      // or its add_timer sees us on duty ("forever", for now, which makes
+      // it wait for the sched lock and compare with our real time). Read
+      // first and published after, a new earliest timer could be missed by
+      // both, and a spinning M that would have seen it found the duty
+      // taken: the M on duty slept past the timer.
       timer_m_.store(m, std::memory_order_relaxed);
+      duty_until_.store(RuntimeTimer::ns(Clock::time_point::max()),
+                        std::memory_order_seq_cst);
+      storeload_fence();
+    }
+    Clock::time_point until = timer_deadline();
+    if (timer_duty) {
       duty_until_.store(RuntimeTimer::ns(until), std::memory_order_seq_cst);
     }
     m->park.clear();

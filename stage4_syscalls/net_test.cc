@@ -200,6 +200,22 @@ TEST(NetTest, DeadlineSetWhileWaitingWakesTheWaiter) {
 // sleeps for the hour). A timer set now, earlier, must break that wait: main
 // keeps its P busy (no call into the runtime) until the timer's function has
 // run, so only an idle M can run it, and the one on duty is in epoll_wait.
+// Go's netpollBreak is meant for the M waiting in epoll: a non-blocking
+// poll (another M's look in findRunnable) that sees it must leave it for
+// the next blocking poll, which returns at once. Before this was so, the
+// non-blocking poll drained it, and the M on duty slept past an earlier
+// timer (the test below hung once in a few hundred runs).
+TEST(NetTest, AnInterruptOutlivesANonBlockingPoll) {
+  Netpoller poller;
+  std::vector<G*> ready;
+  poller.interrupt();
+  poller.poll(Clock::time_point::min(), ready);  // does not wait
+  const auto deadline = Clock::now() + std::chrono::minutes(2);
+  poller.poll(deadline, ready);  // returns at once, woken: not at deadline
+  EXPECT_LT(Clock::now(), deadline) << "the interrupt was lost";
+  EXPECT_TRUE(ready.empty());
+}
+
 TEST(NetTest, AnEarlierTimerBreaksTheIdleMOutOfEpollWait) {
   Runtime rt(procs(2));
   rt.run([&] {

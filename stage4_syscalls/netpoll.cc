@@ -312,11 +312,17 @@ void Netpoller::poll(Clock::time_point until, std::vector<G*>& out) {
   }
   for (int i = 0; i < n; ++i) {
     auto* pd = static_cast<PollDesc*>(ev[i].data.ptr);
-    if (pd == nullptr) {  // interrupt(): drain the eventfd
-      std::uint64_t v;
-      while (::read(evfd_, &v, sizeof v) > 0) {
+    if (pd == nullptr) {  // interrupt()
+      // Drained by a blocking poll only (as Go's netpoll does): the
+      // interrupt is meant for the M waiting in epoll, and a non-blocking
+      // poll on another M that took it would leave that M asleep (the
+      // kernel woke it, found the event gone, and slept on).
+      if (block) {
+        std::uint64_t v;
+        while (::read(evfd_, &v, sizeof v) > 0) {
+        }
+        interrupted_.store(false, std::memory_order_release);
       }
-      interrupted_.store(false, std::memory_order_release);
       continue;
     }
     std::uint32_t e = ev[i].events;
