@@ -208,6 +208,20 @@ void StackPool::free(Stack s) noexcept {
   free_.push_back(s.lo);
 }
 
+void StackPool::alloc(Stack* out, std::size_t n) {
+  std::lock_guard lk(lock_);
+  while (free_.size() < n) map_slab();  // what it mapped stays in free_
+  for (std::size_t i = n; i-- > 0;) {
+    out[i] = Stack{free_.back(), stack_size_};
+    free_.pop_back();
+  }
+}
+
+void StackPool::free(const Stack* in, std::size_t n) noexcept {
+  std::lock_guard lk(lock_);
+  for (std::size_t i = 0; i < n; ++i) free_.push_back(in[i].lo);
+}
+
 std::size_t StackPool::stacks_mapped() const {
   std::lock_guard lk(lock_);
   return slabs_.size() * kStacksPerSlab;

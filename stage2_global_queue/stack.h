@@ -68,6 +68,16 @@ class StackPool {
   /// Returns `s` to the pool for reuse (its memory stays mapped).
   void free(Stack s) noexcept;
 
+  /// `n` free stacks into `out` under one acquisition of the pool's lock,
+  /// mapping slabs as needed: for a caller that keeps a cache of its own.
+  /// `out[n - 1]` is the most recently freed (its pages are the likeliest
+  /// to be in memory), as alloc() would have handed them out. Throws as
+  /// alloc() does; then `out` holds nothing.
+  void alloc(Stack* out, std::size_t n);
+  /// Returns `n` stacks to the pool under one acquisition of its lock;
+  /// `in[n - 1]` is the first that alloc() hands out again.
+  void free(const Stack* in, std::size_t n) noexcept;
+
   /// Usable bytes of each stack.
   std::size_t stack_size() const noexcept { return stack_size_; }
   /// Stacks mapped so far (free or in use).

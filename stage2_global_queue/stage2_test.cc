@@ -350,19 +350,6 @@ TEST(Stage2DeathTest, GuardRegionsSaveMappingsWhereTheKernelHasThem) {
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-// Maps single pages until the kernel refuses (vm.max_map_count reached);
-// returns them for munmap. Alternate protections, so no two merge.
-std::vector<void*> use_up_memory_mappings() {
-  const long page = sysconf(_SC_PAGESIZE);
-  std::vector<void*> maps;
-  for (int i = 0;; ++i) {
-    void* p = mmap(nullptr, page, i % 2 ? PROT_READ : PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return maps;
-    maps.push_back(p);
-  }
-}
-
 // With the process out of memory mappings, spawns goroutines until a new
 // stack slab cannot be mapped: the error names the limit, and the
 // goroutines already started still run to the end. (Not under sanitizers,
@@ -385,7 +372,7 @@ void exhaust_memory_mappings() {
       ++started;
     };
     spawn();  // maps the first slab of stacks
-    std::vector<void*> maps = use_up_memory_mappings();
+    std::vector<void*> maps = testing::use_up_memory_mappings();
     try {
       for (;;) spawn();  // the next slab needs a mapping
     } catch (const std::system_error& e) {
@@ -393,7 +380,7 @@ void exhaust_memory_mappings() {
       std::fprintf(stderr, "%s\n", e.what());
       failed = true;
     }
-    for (void* p : maps) munmap(p, sysconf(_SC_PAGESIZE));
+    testing::release_memory_mappings(maps);
     gate.close();
     wg.wait();
   });

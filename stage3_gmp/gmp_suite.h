@@ -247,10 +247,64 @@ TYPED_TEST_P(GmpSuite, TimersOfRemovedPsMoveToAP) {
   });
 }
 
+// A queued goroutine holds no stack: it gets one from its P's cache at its
+// first run (gostartcallfn) and gives it back when it dies. Main queues
+// 10,000 goroutines on one P without blocking; stage 2 would map 10,000
+// stacks for them, here a slab or two serve them all, and every one runs.
+TYPED_TEST_P(GmpSuite, QueuedGoroutinesHoldNoStack) {
+  using Api = TypeParam;
+  constexpr int kGoroutines = 10'000;
+  typename TestFixture::Runtime rt(this->config(1));
+  std::atomic<int> ran{0};
+  std::uint64_t mapped_while_queued = 0;
+  rt.run([&] {
+    typename Api::WaitGroup wg;
+    wg.add(kGoroutines);
+    for (int i = 0; i < kGoroutines; ++i) {
+      Api::go([&] {
+        ran.fetch_add(1, std::memory_order_relaxed);
+        wg.done();
+      });
+    }
+    mapped_while_queued = rt.stats().stacks_mapped;
+    wg.wait();
+  });
+  EXPECT_EQ(ran.load(), kGoroutines);
+  constexpr std::uint64_t kSlab = stage2::StackPool::kStacksPerSlab;
+  // Main's stack, the P's cache (StackCache::kMax): within two slabs.
+  EXPECT_LE(mapped_while_queued, 2 * kSlab);
+  EXPECT_LE(rt.stats().stacks_mapped, 2 * kSlab);
+}
+
+// Goroutines started one after another on one P: each dead goroutine's G
+// (gfput/gfget) and stack (the P's stack cache) serve the next, so a
+// thousand goroutines take a few Gs and one batch of stacks.
+TYPED_TEST_P(GmpSuite, ADeadGoroutineServesTheNext) {
+  using Api = TypeParam;
+  constexpr int kGoroutines = 1000;
+  typename TestFixture::Runtime rt(this->config(1));
+  rt.run([&] {
+    for (int i = 0; i < kGoroutines; ++i) {
+      typename Api::WaitGroup wg;
+      wg.add(1);
+      Api::go([&] { wg.done(); });
+      wg.wait();
+    }
+  });
+  const auto s = rt.stats();
+  // Only the first go() found no dead G (the one before it may still be
+  // on its way out when the next go() runs: at most a few more).
+  EXPECT_GE(s.gs_reused, static_cast<std::uint64_t>(kGoroutines - 8));
+  EXPECT_LE(s.stack_refills, 2u);  // main's first run, and one for them
+  EXPECT_LE(s.stacks_mapped, stage2::StackPool::kStacksPerSlab);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(GmpSuite, GoroutineParallelism,
                             ASleeperRunsWhileGoroutinesStopTheWorld,
                             AStopOfTheWorldStopsALoopOfRuntimeCalls,
                             ATimerOnABusyPFiresOnAnother,
-                            TimersOfRemovedPsMoveToAP);
+                            TimersOfRemovedPsMoveToAP,
+                            QueuedGoroutinesHoldNoStack,
+                            ADeadGoroutineServesTheNext);
 
 }  // namespace gmp::stage3

@@ -11,6 +11,7 @@
 #include "common/timer.h"
 #include "stage2_global_queue/g.h"
 #include "stage3_gmp/runq.h"
+#include "stage3_gmp/stack_cache.h"
 
 namespace gmp::stage3 {
 
@@ -40,6 +41,8 @@ struct PCounters {
   std::atomic<std::uint64_t> context_switches{0};  ///< goroutines run
   std::atomic<std::uint64_t> timers_run{0};     ///< fired from its own heap
   std::atomic<std::uint64_t> timers_stolen{0};  ///< fired from another P's
+  std::atomic<std::uint64_t> gs_reused{0};  ///< go()s served by a dead G (gfget)
+  std::atomic<std::uint64_t> stack_refills{0};  ///< batches from the pool
 
   /// +1, by the owner only (a load and a store: no atomic read-modify-write
   /// needed with a single writer).
@@ -51,7 +54,8 @@ struct PCounters {
   void reset() noexcept {
     for (auto* c : {&steal_attempts, &steals, &stolen, &grq_takes,
                     &grq_goroutines, &runnext_hits, &context_switches,
-                    &timers_run, &timers_stolen}) {
+                    &timers_run, &timers_stolen, &gs_reused,
+                    &stack_refills}) {
       c->store(0, std::memory_order_relaxed);
     }
   }
@@ -90,8 +94,11 @@ struct P {
   /// (Runtime::preempt_now), and by a new time slice (execute). Relaxed: a
   /// request, not a hand-over of data.
   std::atomic<bool> preempt{false};
-  stage2::G* gfree = nullptr;  ///< dead Gs with stacks (Go's p.gFree)
+  stage2::G* gfree = nullptr;  ///< dead Gs, stackless (Go's p.gFree)
   std::atomic<int> gfreecnt{0};            ///< their number (traces read it)
+  /// Free stacks: a goroutine takes one at its first run on this P and
+  /// gives it back here when it dies (Runtime::stackalloc, stackfree).
+  StackCache stackcache;
   std::uint64_t goidcache = 0;     ///< next goroutine id of this P's batch
   std::uint64_t goidcacheend = 0;  ///< end of the batch
   std::minstd_rand rng;            ///< steal order

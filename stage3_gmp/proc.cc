@@ -33,11 +33,12 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
   if (exiting_.load(std::memory_order_acquire)) return nullptr;  // dropped
   P* pp = m != nullptr ? m->p : nullptr;
   G* gp = pp != nullptr ? gfget(pp) : nullptr;
-  if (gp == nullptr) gp = malg();  // may throw: nothing changed yet
-  gp->fn = std::move(fn);
-  stage2::context_init(&gp->ctx, gp->stack.lo, gp->stack.size,
-                       &goroutine_entry, gp);
-  stage2::create_fiber(gp);
+  if (gp != nullptr) {
+    PCounters::inc(pp->counters.gs_reused);
+  } else {
+    gp = malg();  // may throw: nothing changed yet
+  }
+  gp->fn = std::move(fn);  // no stack yet: gostartcallfn, at its first run
   gp->goid.store(newgoid(pp), std::memory_order_relaxed);
   gp->started = false;
   stage2::note_go_create(
@@ -72,17 +73,35 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
 G* Runtime::malg() {
   auto g = std::make_unique<G>();
   g->runtime = this;
-  g->stack = stacks_.alloc();  // may throw: nothing changed yet
   g->atomicstatus.store(GStatus::kDead, std::memory_order_relaxed);
   G* gp = g.get();
   std::lock_guard lk(allglock_);
-  try {
-    allgs_.push_back(std::move(g));  // publishes the G to scanners
-  } catch (...) {  // out of memory: give the stack back, change nothing
-    stacks_.free(gp->stack);
-    throw;
-  }
+  allgs_.push_back(std::move(g));  // publishes the G to scanners; may throw
   return gp;
+}
+
+stage2::Stack Runtime::stackalloc(P* pp) {
+  if (pp->stackcache.size() == 0) PCounters::inc(pp->counters.stack_refills);
+  return pp->stackcache.get(stacks_);
+}
+
+void Runtime::stackfree(P* pp, stage2::Stack s) noexcept {
+  pp->stackcache.put(stacks_, s);
+}
+
+void Runtime::gostartcallfn(M* m, G* gp) {
+  try {
+    gp->stack = stackalloc(m->p);
+  } catch (const std::system_error& e) {
+    // No error can reach go() now, which returned long ago: as in Go,
+    // where a stack that cannot be had is "fatal error: out of memory".
+    fatal(std::string(e.what()) + " (for goroutine " +
+          std::to_string(gp->goid.load(std::memory_order_relaxed)) +
+          "'s first run: from stage 3 a goroutine gets its stack then)");
+  }
+  stage2::context_init(&gp->ctx, gp->stack.lo, gp->stack.size,
+                       &goroutine_entry, gp);
+  stage2::create_fiber(gp);
 }
 
 std::uint64_t Runtime::newgoid(P* pp) {

@@ -33,10 +33,10 @@ Runtime::~Runtime() {
   fatal_if_running("stage3::Runtime");
   std::lock_guard lk(sched_);
   std::lock_guard gl(allglock_);
-  for (auto& g : allgs_) {  // all dead by now
+  for (auto& g : allgs_) {  // all dead by now, and stackless
     stage2::destroy_fiber(g.get());
-    stacks_.free(g->stack);
   }
+  for (auto& pp : allp_) pp->stackcache.flush(stacks_);
 }
 
 void Runtime::fatal_if_running(const char* name) const {
@@ -79,6 +79,8 @@ Stats Runtime::stats() const {
     s.context_switches += get(c.context_switches);
     s.timers_run += get(c.timers_run);
     s.timers_stolen += get(c.timers_stolen);
+    s.gs_reused += get(c.gs_reused);
+    s.stack_refills += get(c.stack_refills);
     std::lock_guard tl(pp->timers_lock);  // lock order: sched_, then it
     const LockCounters& lc = pp->timers_lock.counters();
     s.timers_lock.acquisitions += lc.acquisitions;

@@ -86,8 +86,15 @@
 /// (startlockedm) and goes idle. A goroutine ending locked ends its thread
 /// after handing its P off (mexit_locked).
 ///
-/// Everything else is stage 2's, reused: the context switch, stacks, the
-/// goroutine machinery (switch, signals, current M), park and ready through
+/// Stacks only for goroutines that run (proc.cc, stack_cache.h): stage 2
+/// gives a goroutine its stack at go(), so 1M goroutines queued at once
+/// hold 1M stacks. Here a queued goroutine holds none: execute gives it
+/// one from its P's StackCache at its first run (gostartcallfn), goexit0
+/// gives it back there at once, and the cache trades with stage 2's
+/// StackPool in batches of StackCache::kBatch under one lock.
+///
+/// Everything else is stage 2's, reused: the context switch, the stack
+/// pool, the goroutine machinery (switch, signals, current M), park and ready through
 /// common/, the timer heap (common/timer.h), exit when main returns,
 /// checkdead.
 /// ```
@@ -167,6 +174,12 @@ struct Stats {
   std::int64_t goroutines_blocked = 0;    ///< now: parked on an object
   std::uint64_t context_switches = 0;     ///< goroutines run (g0 -> G)
   std::uint64_t stacks_mapped = 0;        ///< stacks ever mapped
+  /// go()s that reused a dead G (a P's free list, or the global one)
+  /// rather than allocating one.
+  std::uint64_t gs_reused = 0;
+  /// Batches of StackCache::kBatch stacks the Ps' caches took from the
+  /// shared pool (each one acquisition of its lock).
+  std::uint64_t stack_refills = 0;
   std::int64_t max_live = 0;  ///< the most goroutines alive at once (run)
   LockCounters sched_lock;  ///< the sched lock (GRQ, idle lists, timer duty)
   /// Every P's timers_lock, summed (P::timers_lock: Go 1.14's per-P heap,
@@ -303,12 +316,23 @@ class Runtime {
   /// plain thread: it goes to the GRQ); `type` is fn's (gmp::function_type).
   /// Returns null if main has returned.
   G* newproc(std::function<void()> fn, M* m, const std::type_info* type);
-  /// Go's malg: a new dead G with a new stack, in allgs_.
+  /// Go's malg: a new dead G, with no stack yet (gostartcallfn gives it
+  /// one), in allgs_.
   G* malg();
   /// Go's gfget: a dead G from the P's cache, refilled from the global list.
   G* gfget(P* pp);
   /// Go's gfput: a dead G into the P's cache; a full cache spills half.
   void gfput(P* pp, G* gp);
+  /// Go's stackalloc: a stack from pp's cache (StackCache), which refills
+  /// from stacks_ when empty. Owner M of pp only. Throws std::system_error
+  /// as StackPool::alloc does.
+  stage2::Stack stackalloc(P* pp);
+  /// Go's stackfree: `s` back to pp's cache. Owner M of pp only.
+  void stackfree(P* pp, stage2::Stack s) noexcept;
+  /// gp's first run on m (its P): a stack from the P's cache and the first
+  /// frame on it (Go's newproc1 does both at go(); here a queued goroutine
+  /// holds no stack). A stack that cannot be had is a fatal error.
+  [[gnu::noinline]] void gostartcallfn(M* m, G* gp);
   /// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
   /// half of itself and gp to the GRQ. Owner M of pp only.
   void runqput(P* pp, G* gp, bool next);
@@ -473,7 +497,8 @@ class Runtime {
   /// If other goroutines were queued here, an idle P is woken to share them
   /// (wakep, as Go's goschedImpl does).
   void gosched_m(M* m, G* gp);
-  /// Go's goexit0: gp is dead; it and its stack go to this P's free cache.
+  /// Go's goexit0: gp is dead; its stack goes to this P's stack cache at
+  /// once, the G to its free list.
   /// Returns whether m's thread must end (gp was locked to it: mexit_locked
   /// has handed its P off).
   bool goexit0(M* m, G* gp);

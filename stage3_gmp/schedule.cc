@@ -296,6 +296,7 @@ void Runtime::execute(M* m, G* gp, bool inherit_time) {
   // live across it (one more saved register on every switch).
   gp->last_m.store(m->id, std::memory_order_relaxed);
   gp->last_p.store(pp->id, std::memory_order_relaxed);
+  if (!gp->started) gostartcallfn(m, gp);  // its stack, only now
   casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
   gp->started = true;
   m->curg = gp;
@@ -373,6 +374,8 @@ void Runtime::preempt_now(M* m) {
 bool Runtime::goexit0(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kDead);
   const bool locked = gp->lockedm != nullptr;
+  stackfree(m->p, gp->stack);  // at once: the next goroutine here takes it
+  gp->stack = {};
   gfput(m->p, gp);
   if (locked) [[unlikely]] {
     gp->lockedm = nullptr;

@@ -335,6 +335,43 @@ TEST(Stage3Test, SleepersWakeWhenTheTimerMGoesToWork) {
   }
 }
 
+// ---- Stacks: taken at a goroutine's first run -----------------------------------
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// With the process out of memory mappings, goroutines blocked on a gate
+// hold the stacks the first slab gave; the next goroutine's first run
+// needs a new slab. go() returned long before, so the error cannot reach
+// it: as in Go (where a stack that cannot be had is "out of memory"), the
+// program ends with the reason (stage 2, which allocates at go(), throws
+// there instead: Stage2DeathTest.RunningOutOfMappingsIsReportedAndLosesNothing).
+void exhaust_memory_mappings_at_first_run() {
+  Runtime rt(procs(1));
+  rt.run([] {
+    Chan<int> gate;
+    go([&] { (void)gate.recv(); });  // maps the first slab
+    yield();
+    std::vector<void*> maps = testing::use_up_memory_mappings();
+    for (std::size_t i = 0; i <= stage2::StackPool::kStacksPerSlab; ++i) {
+      go([&] { (void)gate.recv(); });
+    }
+    yield();  // they run, and one of them finds no stack
+    testing::release_memory_mappings(maps);
+    gate.close();
+  });
+  _exit(0);
+}
+
+TEST(Stage3DeathTest, NoStackForAGoroutinesFirstRunIsAFatalError) {
+  EXPECT_EXIT(exhaust_memory_mappings_at_first_run(),
+              ::testing::ExitedWithCode(2),
+              "fatal error: go: cannot allocate a goroutine stack \\([0-9]+ "
+              "bytes and a guard\\): the process has [0-9]+ memory "
+              "mappings, the kernel's limit \\(vm.max_map_count = [0-9]+\\)"
+              ".*\\(for goroutine [0-9]+'s first run: from stage 3 a "
+              "goroutine gets its stack then\\)");
+}
+#endif
+
 // ---- schedtrace ---------------------------------------------------------------
 
 TEST(Stage3Test, SchedtraceLinesHaveGosFormat) {

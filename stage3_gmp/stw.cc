@@ -117,6 +117,7 @@ void Runtime::procresize(M* m, int n) {
       ngfree_.fetch_add(1, std::memory_order_relaxed);
     }
     pp->gfreecnt.store(0, std::memory_order_relaxed);
+    pp->stackcache.flush(stacks_);
     // Its timers go to the caller's P (Go's moveTimers), or to P 0.
     move_timers(pp, m != nullptr && m->p->id < n ? m->p : allp_[0].get());
     pp->status.store(PStatus::kDead, std::memory_order_relaxed);

@@ -2,10 +2,14 @@
 // a stage's Api type, e.g. gmp::stage1::Api).
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include "common/stage_api.h"
 
@@ -30,6 +34,26 @@ void wait_until_blocked(const typename Api::Runtime& rt, std::int64_t n) {
   while (rt.stats().goroutines_blocked < n) {
     Api::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+/// Maps single pages until the kernel refuses (vm.max_map_count reached);
+/// returns them for release_memory_mappings. Alternate protections, so
+/// that no two merge into one mapping. (Not under sanitizers, which need
+/// mappings of their own.)
+inline std::vector<void*> use_up_memory_mappings() {
+  const long page = sysconf(_SC_PAGESIZE);
+  std::vector<void*> maps;
+  for (int i = 0;; ++i) {
+    void* p = mmap(nullptr, page, i % 2 ? PROT_READ : PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return maps;
+    maps.push_back(p);
+  }
+}
+
+/// Unmaps what use_up_memory_mappings mapped.
+inline void release_memory_mappings(const std::vector<void*>& maps) {
+  for (void* p : maps) munmap(p, sysconf(_SC_PAGESIZE));
 }
 
 /// Checks the conservation law of every run: each goroutine created either
