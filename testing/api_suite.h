@@ -863,7 +863,13 @@ TYPED_TEST_P(ApiSuite, ExitUnwindsGoroutinesThatWaitOnEachOthersObjects) {
 }
 
 // Main returns at random moments while goroutines sleep for random short
-// times: cancelling a sleep races with its timer going off.
+// times: cancelling a sleep races with its timer going off. Main waits by
+// spinning, not sleeping: on stages 3 and 4 (no preemption) sleepers
+// whose timers are always due keep runnext full (their timers ready them
+// there, as Go's do), and a main readied behind them would never run (the
+// starvation Stage3Test.ARunnextChainStarvesTheLocalQueueAndTheGrq shows);
+// it hung this test under ThreadSanitizer, where a sleeper's round takes
+// longer than its sleep.
 TYPED_TEST_P(ApiSuite, StressExitWhileSleepersWakeUp) {
   constexpr int kSleepers = 6;
   unsigned base = static_cast<unsigned>(
@@ -880,7 +886,10 @@ TYPED_TEST_P(ApiSuite, StressExitWhileSleepersWakeUp) {
               for (;;) TypeParam::sleep_for(d);  // only Goexit ends it
             });
           }
-          TypeParam::sleep_for(std::chrono::microseconds(rng() % 300));
+          const auto until = std::chrono::steady_clock::now() +
+                             std::chrono::microseconds(rng() % 300);
+          while (std::chrono::steady_clock::now() < until) {
+          }
         });
     EXPECT_EQ(token.use_count(), 1);
     EXPECT_EQ(stats.goroutines_finished, 1u);  // main only
