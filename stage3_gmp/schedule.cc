@@ -376,6 +376,9 @@ bool Runtime::goexit0(M* m, G* gp) {
   const bool locked = gp->lockedm != nullptr;
   stackfree(m->p, gp->stack);  // at once: the next goroutine here takes it
   gp->stack = {};
+  // Under ThreadSanitizer its fiber goes too (gostartcallfn takes one):
+  // TSan allows 8128 at once, and a dead G in a free list needs none.
+  stage2::destroy_fiber(gp);
   gfput(m->p, gp);
   if (locked) [[unlikely]] {
     gp->lockedm = nullptr;
