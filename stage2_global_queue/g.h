@@ -63,9 +63,9 @@ std::string_view to_string(GStatus s) noexcept;
 /// runtime's destruction; reused (with its stack) after it dies.
 struct G {
   // Written by newproc before the G is published on a run queue (ctx also
-  // by each switch away from it); read by whoever runs it. (From stage 3,
-  // `stack` and the first `ctx` are written by the M that runs it first,
-  // and `stack` is emptied when it dies.)
+  // by each switch away from it); read by whoever runs it. (A scheduler
+  // built on this one may give the stack only at the first run: then the
+  // M that runs the G first writes `stack` and the first `ctx`.)
   Stack stack;               ///< [lo, lo + size), guard below lo
   Gobuf ctx;               ///< registers while not running (the switch)
   std::function<void()> fn;  ///< what it runs; destroyed by the G itself

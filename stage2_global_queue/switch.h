@@ -52,16 +52,17 @@ void init_g0(MCore* m) noexcept;
 
 /// Prepares a goroutine's sanitizer state before it first runs: a clean
 /// AddressSanitizer shadow for its reused stack, and a ThreadSanitizer fiber
-/// unless the G kept one from its last goroutine. A G keeps its fiber as it
-/// keeps its stack, and a freed G's fiber waits in a process-wide pool for
-/// the next runtime's Gs: ThreadSanitizer zeroes about a megabyte for each
+/// unless the G kept one from its last goroutine. Here a G keeps its fiber
+/// as it keeps its stack (a scheduler built on this one may give both back
+/// when the goroutine dies), and a given-back fiber waits in a
+/// process-wide pool for the next G that needs one: ThreadSanitizer zeroes about a megabyte for each
 /// new fiber, which made a goroutine's first start cost milliseconds. The
 /// free list (or the pool's lock) orders the goroutines that share a fiber
 /// anyway. No-ops in other builds.
 void create_fiber(G* gp) noexcept;
-/// The other half of create_fiber: when the runtime frees the G itself
-/// (never while the fiber runs), its ThreadSanitizer fiber goes back to the
-/// pool.
+/// The other half of create_fiber: when the runtime frees the G, or its
+/// goroutine has died (never while the fiber runs), its ThreadSanitizer
+/// fiber goes back to the pool.
 void destroy_fiber(G* gp) noexcept;
 
 }  // namespace gmp::stage2

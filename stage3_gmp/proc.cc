@@ -80,30 +80,6 @@ G* Runtime::malg() {
   return gp;
 }
 
-stage2::Stack Runtime::stackalloc(P* pp) {
-  if (pp->stackcache.size() == 0) PCounters::inc(pp->counters.stack_refills);
-  return pp->stackcache.get(stacks_);
-}
-
-void Runtime::stackfree(P* pp, stage2::Stack s) noexcept {
-  pp->stackcache.put(stacks_, s);
-}
-
-void Runtime::gostartcallfn(M* m, G* gp) {
-  try {
-    gp->stack = stackalloc(m->p);
-  } catch (const std::system_error& e) {
-    // No error can reach go() now, which returned long ago: as in Go,
-    // where a stack that cannot be had is "fatal error: out of memory".
-    fatal(std::string(e.what()) + " (for goroutine " +
-          std::to_string(gp->goid.load(std::memory_order_relaxed)) +
-          "'s first run: from stage 3 a goroutine gets its stack then)");
-  }
-  stage2::context_init(&gp->ctx, gp->stack.lo, gp->stack.size,
-                       &goroutine_entry, gp);
-  stage2::create_fiber(gp);
-}
-
 std::uint64_t Runtime::newgoid(P* pp) {
   if (pp == nullptr) return goidgen_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (pp->goidcache == pp->goidcacheend) {

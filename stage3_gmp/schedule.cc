@@ -6,6 +6,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -280,6 +281,33 @@ void Runtime::stop_spinning(M* m) {
 void Runtime::resetspinning(M* m) {
   stop_spinning(m);
   wakep();
+}
+
+// ---- Stacks: given at the first run, taken back at death -------------------
+// (here, beside execute and goexit0, their only callers, which inline them)
+
+stage2::Stack Runtime::stackalloc(P* pp) {
+  if (pp->stackcache.size() == 0) PCounters::inc(pp->counters.stack_refills);
+  return pp->stackcache.get(stacks_);
+}
+
+void Runtime::stackfree(P* pp, stage2::Stack s) noexcept {
+  pp->stackcache.put(stacks_, s);
+}
+
+void Runtime::gostartcallfn(M* m, G* gp) {
+  try {
+    gp->stack = stackalloc(m->p);
+  } catch (const std::system_error& e) {
+    // No error can reach go() now, which returned long ago: as in Go,
+    // where a stack that cannot be had is "fatal error: out of memory".
+    fatal(std::string(e.what()) + " (for goroutine " +
+          std::to_string(gp->goid.load(std::memory_order_relaxed)) +
+          "'s first run: from stage 3 a goroutine gets its stack then)");
+  }
+  stage2::context_init(&gp->ctx, gp->stack.lo, gp->stack.size,
+                       &goroutine_entry, gp);
+  stage2::create_fiber(gp);
 }
 
 void Runtime::execute(M* m, G* gp, bool inherit_time) {

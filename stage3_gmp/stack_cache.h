@@ -50,11 +50,7 @@ class StackCache {
   /// Keeps `s` for the next get; a full cache first gives its kBatch
   /// oldest stacks back to `pool` (Go's stackcache_release).
   void put(stage2::StackPool& pool, stage2::Stack s) noexcept {
-    if (n_ == kMax) {
-      pool.free(stacks_, kBatch);
-      for (std::size_t i = kBatch; i < kMax; ++i) stacks_[i - kBatch] = stacks_[i];
-      n_ -= kBatch;
-    }
+    if (n_ == kMax) [[unlikely]] release(pool);
     stacks_[n_++] = s;
   }
 
@@ -69,6 +65,13 @@ class StackCache {
   std::size_t size() const noexcept { return n_; }
 
  private:
+  // The kBatch oldest back to the pool (out of line: put stays a store).
+  [[gnu::noinline]] void release(stage2::StackPool& pool) noexcept {
+    pool.free(stacks_, kBatch);
+    for (std::size_t i = kBatch; i < kMax; ++i) stacks_[i - kBatch] = stacks_[i];
+    n_ -= kBatch;
+  }
+
   stage2::Stack stacks_[kMax];  // [0, n_): oldest first
   std::size_t n_ = 0;
 };
