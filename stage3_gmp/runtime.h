@@ -86,7 +86,7 @@
 /// (startlockedm) and goes idle. A goroutine ending locked ends its thread
 /// after handing its P off (mexit_locked).
 ///
-/// Stacks only for goroutines that run (proc.cc, stack_cache.h): stage 2
+/// Stacks only for goroutines that run (schedule.cc, stack_cache.h): stage 2
 /// gives a goroutine its stack at go(), so 1M goroutines queued at once
 /// hold 1M stacks. Here a queued goroutine holds none: execute gives it
 /// one from its P's StackCache at its first run (gostartcallfn), goexit0
