@@ -196,17 +196,12 @@ StackPool::~StackPool() {
 }
 
 Stack StackPool::alloc() {
-  std::lock_guard lk(lock_);
-  if (free_.empty()) map_slab();
-  void* lo = free_.back();
-  free_.pop_back();
-  return Stack{lo, stack_size_};
+  Stack s;
+  alloc(&s, 1);
+  return s;
 }
 
-void StackPool::free(Stack s) noexcept {
-  std::lock_guard lk(lock_);
-  free_.push_back(s.lo);
-}
+void StackPool::free(Stack s) noexcept { free(&s, 1); }
 
 void StackPool::alloc(Stack* out, std::size_t n) {
   std::lock_guard lk(lock_);

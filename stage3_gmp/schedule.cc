@@ -284,7 +284,7 @@ void Runtime::resetspinning(M* m) {
 }
 
 // ---- Stacks: given at the first run, taken back at death -------------------
-// (here, beside execute and goexit0, their only callers, which inline them)
+// (here, beside execute and goexit0, their only callers)
 
 stage2::Stack Runtime::stackalloc(P* pp) {
   if (pp->stackcache.size() == 0) PCounters::inc(pp->counters.stack_refills);
