@@ -168,8 +168,9 @@ class Netpoller {
   /// Attached while its runtime lives (acquire: the host is fully built).
   std::atomic<Host*> host_{nullptr};
   const void* owner_ = nullptr;  // written with host_, before any wait
-  /// interrupt() wrote the eventfd and poll() has not drained it yet:
-  /// later interrupts need not write again (acq_rel: the drain publishes).
+  /// interrupt() wrote the eventfd and no blocking poll() has drained it
+  /// yet (a non-blocking one leaves it for the M in epoll_wait): later
+  /// interrupts need not write again (acq_rel: the drain publishes).
   std::atomic<bool> interrupted_{false};
   /// The end of the poll() now waiting (as nanoseconds since the clock's
   /// epoch; max when none): a deadline armed earlier must interrupt it.
