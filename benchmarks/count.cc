@@ -19,7 +19,8 @@ namespace gmp::bench {
 namespace {
 
 // The workloads worth counting: the scheduler's hot paths.
-using Counted = std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn, Skynet>;
+using Counted =
+    std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn, Skynet, SelectPingPong>;
 
 template <class Api>
 bool run_named(const std::string& workload, int items, int reps) {

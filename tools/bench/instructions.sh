@@ -19,7 +19,7 @@ base=$1
 shift
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(stage2_global_queue stage3_gmp stage4_syscalls)
-workloads=("spawn+join" "yield" "chan ping-pong" "fan-out/fan-in" "skynet")
+workloads=("spawn+join" "yield" "chan ping-pong" "fan-out/fan-in" "skynet" "select ping-pong")
 BAZEL=/usr/bin/bazel
 top=$(git rev-parse --show-toplevel)
 command -v valgrind >/dev/null || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
