@@ -232,12 +232,12 @@ void visit_case(Tuple& t, std::size_t i, F&& f, std::index_sequence<Is...>) {
 // releases them (on g0, or before the thread blocks). Reads nothing of
 // itself after the last unlock: from then on the goroutine may run again.
 struct SelLocks {
-  std::array<RuntimeLock*, 64>* locks;
+  RuntimeLock** locks;  // the select's array, [0, n) in lockorder
   std::size_t n = 0;
   bool held = false;
 
   void lock_all() {
-    for (std::size_t i = 0; i < n; ++i) (*locks)[i]->lock();
+    for (std::size_t i = 0; i < n; ++i) locks[i]->lock();
     held = true;
   }
   void unlock_all() noexcept {
@@ -246,7 +246,7 @@ struct SelLocks {
   }
   static void unlock(void* arg) noexcept {
     auto* self = static_cast<SelLocks*>(arg);
-    RuntimeLock** ls = self->locks->data();
+    RuntimeLock** ls = self->locks;
     for (std::size_t i = self->n; i-- > 0;) ls[i]->unlock();  // ls[0] last
   }
   ~SelLocks() {
@@ -304,7 +304,7 @@ int select(Cases&&... cases) {
   int default_at = -1;
   // 1. pollorder, and the locks of the cases it holds.
   std::array<int, kN> pollorder{};
-  std::array<RuntimeLock*, 64> locks{};
+  std::array<RuntimeLock*, kN> locks;  // [0, npoll) written before read
   std::size_t npoll = 0;
   for (std::size_t i = 0; i < kN; ++i) {
     RuntimeLock* l = nullptr;
@@ -331,7 +331,7 @@ int select(Cases&&... cases) {
     locks[k] = l;
     ++nlocks;
   }
-  detail::SelLocks held{&locks, nlocks};
+  detail::SelLocks held{locks.data(), nlocks};
   if (npoll == 0) {
     if (default_at >= 0) return default_at;
     block<S>();

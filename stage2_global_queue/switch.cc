@@ -84,6 +84,7 @@ void init_g0(MCore* m) noexcept {
 #endif
 }
 
+#if GMP_FIBER_HOOKS  // otherwise inline no-ops (switch.h)
 void create_fiber([[maybe_unused]] G* gp) noexcept {
 #if GMP_ASAN
   // A reused stack keeps the shadow of its last goroutine's frames (those
@@ -104,6 +105,7 @@ void destroy_fiber([[maybe_unused]] G* gp) noexcept {
   gp->tsan_fiber = nullptr;
 #endif
 }
+#endif
 
 void gogo(MCore* m, G* gp) noexcept {
 #if GMP_ASAN

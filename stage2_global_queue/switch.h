@@ -50,19 +50,35 @@ void on_goroutine_start() noexcept;
 /// Sets up g0's sanitizer state; on the M's thread before any switch.
 void init_g0(MCore* m) noexcept;
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GMP_FIBER_HOOKS 1  // create_fiber and destroy_fiber do something
+#else
+#define GMP_FIBER_HOOKS 0
+#endif
+
 /// Prepares a goroutine's sanitizer state before it first runs: a clean
 /// AddressSanitizer shadow for its reused stack, and a ThreadSanitizer fiber
 /// unless the G kept one from its last goroutine. Here a G keeps its fiber
 /// as it keeps its stack (a scheduler built on this one may give both back
 /// when the goroutine dies), and a given-back fiber waits in a
-/// process-wide pool for the next G that needs one: ThreadSanitizer zeroes about a megabyte for each
-/// new fiber, which made a goroutine's first start cost milliseconds. The
-/// free list (or the pool's lock) orders the goroutines that share a fiber
-/// anyway. No-ops in other builds.
+/// process-wide pool for the next G that needs one: ThreadSanitizer zeroes
+/// about a megabyte for each new fiber, which made a goroutine's first
+/// start cost milliseconds. The free list (or the pool's lock) orders the
+/// goroutines that share a fiber anyway. In other builds an empty inline
+/// function: no call on every goroutine's start for nothing.
+#if GMP_FIBER_HOOKS
 void create_fiber(G* gp) noexcept;
+#else
+inline void create_fiber(G*) noexcept {}
+#endif
+
 /// The other half of create_fiber: when the runtime frees the G, or its
 /// goroutine has died (never while the fiber runs), its ThreadSanitizer
-/// fiber goes back to the pool.
+/// fiber goes back to the pool. Empty and inline in other builds.
+#if GMP_FIBER_HOOKS
 void destroy_fiber(G* gp) noexcept;
+#else
+inline void destroy_fiber(G*) noexcept {}
+#endif
 
 }  // namespace gmp::stage2

@@ -65,7 +65,7 @@ G* Runtime::newproc(std::function<void()> fn, M* m,
     globrunqput(gp);
   } else {
     runqput(pp, gp, /*next=*/true);
-    wakep();
+    wakep_holding_p();
   }
   return gp;
 }
@@ -207,7 +207,7 @@ G* Runtime::globrunqget(P* pp, std::uint32_t max) {
 void Runtime::ready(G* gp, P* pp) {
   make_runnable(gp);
   runqput(pp, gp, /*next=*/true);
-  wakep();
+  wakep_holding_p();
 }
 
 void Runtime::make_runnable(G* gp) {

@@ -373,6 +373,16 @@ class Runtime {
   /// wakep without its StoreLoad fence, for a caller that has fenced since
   /// its submission (add_timer: one fence for its duty check and wakep's).
   void wakep_fenced();
+  /// wakep, for an M that holds a P and has just queued work on it (go(),
+  /// a goroutine readied, a yield). With GOMAXPROCS 1 that P is the only
+  /// one: none is idle, no M spins (a spinning M holds a P) and the next M
+  /// to drop a P is this one, which sees its own queue; so there is nothing
+  /// to wake and no fence to pay (Go's wakep also returns at once, at its
+  /// first load of npidle). GOMAXPROCS changes only with the world stopped,
+  /// when no holder of a P runs this.
+  void wakep_holding_p() {
+    if (nprocs() > 1) wakep();
+  }
   /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
   /// idle P, a spinning start undoes wakep's nmspinning increment. Returns
   /// the M started (for traces), or null.

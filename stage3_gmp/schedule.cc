@@ -380,7 +380,7 @@ void Runtime::park_m(M* m, G* gp) {
   // goroutine alone in runnext runs next here anyway.)
   bool others = m->p->runq.size() != 0;
   runqput(m->p, gp, /*next=*/false);
-  if (others) wakep();
+  if (others) wakep_holding_p();
 }
 
 void Runtime::gopreempt_m(M*, G* gp) {

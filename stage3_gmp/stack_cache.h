@@ -40,10 +40,7 @@ class StackCache {
   /// kBatch taken from `pool` at once (Go's stackcache_refill). Throws as
   /// StackPool::alloc does; the cache is then unchanged.
   stage2::Stack get(stage2::StackPool& pool) {
-    if (n_ == 0) {
-      pool.alloc(stacks_, kBatch);
-      n_ = kBatch;
-    }
+    if (n_ == 0) [[unlikely]] refill(pool);
     return stacks_[--n_];
   }
 
@@ -65,6 +62,12 @@ class StackCache {
   std::size_t size() const noexcept { return n_; }
 
  private:
+  // kBatch from the pool (out of line: get stays a load).
+  [[gnu::noinline]] void refill(stage2::StackPool& pool) {
+    pool.alloc(stacks_, kBatch);
+    n_ = kBatch;
+  }
+
   // The kBatch oldest back to the pool (out of line: put stays a store).
   [[gnu::noinline]] void release(stage2::StackPool& pool) noexcept {
     pool.free(stacks_, kBatch);
