@@ -36,8 +36,9 @@ inline int cold_items() { return quick() ? 10'000 : 1'000'000; }
 /// What a child measured: the run's wall time (runtime made, workload run,
 /// before the runtime is destroyed), the process's peak RSS and minor
 /// faults, the most goroutines alive at once (-1 where the stage does not
-/// count them), the goroutines created, and the OS threads the runtime
-/// made.
+/// count them), the goroutines created, the OS threads the runtime made,
+/// and from stage 3 (-1 before) the go()s served by a dead goroutine's G
+/// and the refills of the Ps' stack caches from the shared pool.
 struct ColdResult {
   std::int64_t wall_ns = 0;
   std::int64_t peak_rss_kb = 0;
@@ -45,7 +46,15 @@ struct ColdResult {
   std::int64_t max_live = -1;
   std::int64_t goroutines = 0;
   std::int64_t threads = 0;
+  std::int64_t gs_reused = -1;
+  std::int64_t stack_refills = -1;
 };
+
+/// ColdResult's fields, in the order the child prints them.
+inline constexpr std::int64_t ColdResult::* kColdFields[] = {
+    &ColdResult::wall_ns,    &ColdResult::peak_rss_kb, &ColdResult::minor_faults,
+    &ColdResult::max_live,   &ColdResult::goroutines,  &ColdResult::threads,
+    &ColdResult::gs_reused,  &ColdResult::stack_refills};
 
 template <class Api, class W>
 ColdResult cold_run(int procs) {
@@ -68,6 +77,10 @@ ColdResult cold_run(int procs) {
   if constexpr (requires { stats.max_live; }) r.max_live = stats.max_live;
   r.goroutines = static_cast<std::int64_t>(stats.goroutines_created);
   r.threads = static_cast<std::int64_t>(stats.threads_created);
+  if constexpr (requires { stats.gs_reused; }) {
+    r.gs_reused = static_cast<std::int64_t>(stats.gs_reused);
+    r.stack_refills = static_cast<std::int64_t>(stats.stack_refills);
+  }
   return r;
 }
 
@@ -98,13 +111,10 @@ inline int cold_child(std::string_view name) {
   for_each_cold([&]<class Api, class W>(int procs, const std::string& n) {
     if (n != name) return;
     ColdResult r = cold_run<Api, W>(procs);
-    std::printf("%lld %lld %lld %lld %lld %lld\n",
-                static_cast<long long>(r.wall_ns),
-                static_cast<long long>(r.peak_rss_kb),
-                static_cast<long long>(r.minor_faults),
-                static_cast<long long>(r.max_live),
-                static_cast<long long>(r.goroutines),
-                static_cast<long long>(r.threads));
+    for (auto field : kColdFields) {
+      std::printf("%lld ", static_cast<long long>(r.*field));
+    }
+    std::printf("\n");
     status = 0;
   });
   if (status != 0) {
@@ -134,14 +144,18 @@ inline bool run_cold_child(const std::string& name, ColdResult* r) {
     return false;
   }
   FILE* f = fdopen(out[0], "r");
-  long long v[6] = {};
-  int got = std::fscanf(f, "%lld %lld %lld %lld %lld %lld", &v[0], &v[1],
-                        &v[2], &v[3], &v[4], &v[5]);
+  ColdResult got;
+  bool complete = true;
+  for (auto field : kColdFields) {
+    long long v = 0;
+    complete = complete && std::fscanf(f, "%lld", &v) == 1;
+    got.*field = v;
+  }
   std::fclose(f);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (got != 6 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
-  *r = {v[0], v[1], v[2], v[3], v[4], v[5]};
+  if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  *r = got;
   return true;
 }
 
@@ -162,6 +176,11 @@ inline void cold(benchmark::State& state, const std::string& name) {
   state.counters["faults/goroutine"] =
       static_cast<double>(r.minor_faults) / static_cast<double>(r.goroutines);
   if (r.max_live >= 0) state.counters["max_alive"] = static_cast<double>(r.max_live);
+  if (r.gs_reused >= 0) {  // stage 3+: gfput/gfget and the stack caches
+    state.counters["G_reused%"] = 100.0 * static_cast<double>(r.gs_reused) /
+                                  static_cast<double>(r.goroutines);
+    state.counters["stack_refills"] = static_cast<double>(r.stack_refills);
+  }
 }
 
 inline void register_cold() {

@@ -34,7 +34,7 @@ COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
             "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op", "parks/op",
             "rss_bytes/goroutine", "timer_lock/op", "timer_contended%",
             "timers_stolen/op", "warm_ups", "peak_rss_MB", "faults/goroutine",
-            "max_alive"]
+            "max_alive", "G_reused%", "stack_refills"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
 NAME = re.compile(r"^(?P<workload>.+)/(?P<stage>[^/]+)/procs:(?P<procs>\d+)")
