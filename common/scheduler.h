@@ -78,7 +78,7 @@ void park_on(WaitQ<typename S::G>& q, Sudog<typename S::G>& s,
              std::unique_lock<RuntimeLock>& lock, WaitReason why) {
   s.queue = &q;
   s.lock = lock.mutex();
-  q.enqueue(&s);
+  q.enqueue(&s, S::runtime_of(s.g));
   if (!S::park(s, ParkUnlock::of(lock.release()), why)) {
     throw Goexit{};  // cancelled: main returned
   }
@@ -124,14 +124,16 @@ template <Scheduler S>
 /// of them belongs to another runtime. An object belongs to one runtime at
 /// a time: a goroutine woken by another runtime's would be queued on the
 /// waker's scheduler, which does not own it. The object's lock is held.
-/// Inline and cheap when nobody waits, or when the oldest waiter is of
-/// `me`'s runtime (a channel hand-off's every operation).
+/// Inline and cheap when nobody waits, when every waiter was queued by
+/// `me`'s runtime (WaitQ::sole_runtime: no walk, however many wait), or
+/// when the oldest waiter is of `me`'s runtime (a channel hand-off).
 template <Scheduler S>
 inline void check_same_runtime(const WaitQ<typename S::G>& q, typename S::G me,
                                const char* op, bool all) {
   const Sudog<typename S::G>* first = q.front();
   if (first == nullptr) [[likely]] return;
   const void* mine = S::runtime_of(me);
+  if (q.sole_runtime() == mine) [[likely]] return;
   if (!all && S::runtime_of(first->g) == mine &&
       first->waiting()) [[likely]] {
     return;

@@ -189,22 +189,23 @@ bool case_poll(const DefaultCase&, G, Sudog<G>*&, bool&) {
 }
 
 // Pass 2 (lock held): s waits on the case's queue, `elem` its value's place.
-template <class G>
-void enqueue_case(WaitQ<G>& q, RuntimeLock* lock, void* elem, Sudog<G>& s) {
+template <class S>
+void enqueue_case(WaitQ<typename S::G>& q, RuntimeLock* lock, void* elem,
+                  Sudog<typename S::G>& s) {
   s.elem = elem;
   s.queue = &q;
   s.lock = lock;
-  q.enqueue(&s);
+  q.enqueue(&s, S::runtime_of(s.g));
 }
 template <class T, class S>
 void case_enqueue(RecvCase<T, S>& c, Sudog<typename S::G>& s) {
   using A = ChanAccess<T, S>;
-  enqueue_case(A::recvq(c.ch), A::lock(c.ch), &c.slot, s);
+  enqueue_case<S>(A::recvq(c.ch), A::lock(c.ch), &c.slot, s);
 }
 template <class T, class S>
 void case_enqueue(SendCase<T, S>& c, Sudog<typename S::G>& s) {
   using A = ChanAccess<T, S>;
-  enqueue_case(A::sendq(c.ch), A::lock(c.ch), &c.value, s);
+  enqueue_case<S>(A::sendq(c.ch), A::lock(c.ch), &c.value, s);
 }
 template <class G>
 void case_enqueue(const DefaultCase&, Sudog<G>&) {}
