@@ -58,5 +58,8 @@ def _variant(kind, srcs, hdrs, tests, deps, test_deps, size, linkopts, tags):
         size = size,
         srcs = tests,
         deps = [":" + kind, "//exercises/testing:harness"] + test_deps,
+        # One executable, the exercise's code linked in (not a shared
+        # library beside it): what link-time wrapping sees (lock_count).
+        linkstatic = True,
         tags = tags,
     )

@@ -113,6 +113,30 @@ TEST(Pick, Every61stScheduleLooksAtTheGlobalQueueFirst) {
   FAIL() << "the global queue's goroutine never ran: the local pair starved it";
 }
 
+// The 61st tick only keeps the global queue from starving: the P is busy,
+// so it takes one goroutine (Go's globrunqget(pp, 1)), not its share of a
+// batch, which would move global work in front of its own queue.
+TEST(Pick, The61stScheduleTakesExactlyOneFromTheGlobalQueue) {
+  Pool pool;
+  Sched sched;
+  P pp;
+  G* local = pool.make();
+  runqput(pp, local, false);
+  for (int i = 0; i < 10; ++i) sched.grq.push_back(pool.make());
+  G* head = sched.grq.front();
+  pp.schedtick = 122;  // 2 x 61
+  ASSERT_EQ(pick(sched, pp), Got(head, false))
+      << "tick 122, 10 goroutines global: the global queue's head runs";
+  EXPECT_EQ(sched.grq.size(), 9u)
+      << "the 61st-tick check took more than one goroutine from the global "
+         "queue (a batch is for an empty local queue: Go calls "
+         "globrunqget(pp, 1) here)";
+  ASSERT_EQ(pp.runq.size(), 1u)
+      << "the local queue changed on the 61st-tick check: it must hold only "
+         "the goroutine that was there";
+  EXPECT_EQ(pp.runq.front(), local);
+}
+
 TEST(Execute, InheritedTimeSliceIsNotANewSchedule) {
   Pool pool;
   Sched sched;

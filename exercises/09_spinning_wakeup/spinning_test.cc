@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <barrier>
+#include <condition_variable>
+#include <mutex>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -236,6 +238,65 @@ TEST(SpinningPool, NmspinningStaysInRangeAndReturnsToZero) {
   EXPECT_FALSE(below_zero.load()) << "nmspinning or npidle went below zero";
   EXPECT_LE(worst_spinning.load(), kWorkers) << "more spinning than workers";
   EXPECT_LE(worst_idle.load(), kWorkers);
+}
+
+// ---- Conservative waking: none while a worker spins ------------------------
+
+// Go's wakep wakes nobody while an M spins: the spinner will find the work
+// (and wakes the next in resetspinning). Here one worker is held spinning,
+// just before it publishes itself idle, while the other sleeps; tasks
+// queued from outside then must wake nobody. A wakep that ignores
+// nmspinning wakes the sleeper for each one (a futex call per task: the
+// cost the protocol exists to avoid). Released, the spinner finds them.
+TEST(SpinningPool, NoWakeupWhileAWorkerSpins) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool armed = false, released = false;  // guarded by mu
+  int held = -1;                         // guarded by mu: the held worker
+  Hooks hooks;
+  hooks.at = [&](Window where, int worker) {
+    if (where != Window::kBeforePidleput || worker < 0) return;
+    std::unique_lock lk(mu);
+    if (!armed || held >= 0) return;  // only the first to get here
+    held = worker;
+    cv.notify_all();
+    cv.wait(lk, [&] { return released; });
+  };
+  Pool pool(2, hooks);
+  auto release = [&] {
+    std::lock_guard lk(mu);
+    released = true;
+    cv.notify_all();
+  };
+  ASSERT_TRUE(goes_quiet(pool));
+  { std::lock_guard lk(mu); armed = true; }
+  std::atomic<int> ran{0};
+  pool.inject([&ran] { ran.fetch_add(1); });  // wakes one, which wakes one
+  // One worker held spinning at its pidleput; the other ran the task and
+  // went back to sleep.
+  bool ready = eventually([&] {
+    std::lock_guard lk(mu);
+    return held >= 0 && ran.load() == 1 && pool.npidle() == 1 &&
+           pool.nmspinning() == 1;
+  }, kDeadline);
+  if (!ready) {
+    release();
+    FAIL() << "setup: wanted one worker spinning (held) and one idle; now "
+           << "nmspinning " << pool.nmspinning() << ", idle " << pool.npidle()
+           << ", tasks run " << ran.load() << " of 1";
+  }
+  const std::uint64_t before = pool.wakeups();
+  constexpr int kTasks = 5;
+  for (int i = 0; i < kTasks; ++i) pool.inject([&ran] { ran.fetch_add(1); });
+  const std::uint64_t woken = pool.wakeups() - before;
+  release();
+  EXPECT_EQ(woken, 0u)
+      << kTasks << " tasks queued while a worker spun (nmspinning 1) woke "
+      << woken << " sleeping worker(s): wakep must wake nobody while one "
+         "spins (the spinner finds the work, then resetspinning wakes the "
+         "next)";
+  ASSERT_TRUE(eventually([&] { return ran.load() == 1 + kTasks; }, kDeadline))
+      << lost(pool, 1 + kTasks - ran.load());
 }
 
 // ---- The windows: work queued exactly while a worker goes idle --------------

@@ -113,6 +113,35 @@ TEST(UserCodeProperty, AgreesWithALinearScan) {
   }
 }
 
+// The handler searches on every signal, and a real program's table holds
+// thousands of functions: contains must read O(log n) ranges, not scan.
+// RangeTable counts the reads (a binary search reads about log2 n; one
+// that reads both fields of a range separately, twice that).
+TEST(UserCode, ABinarySearchReadsLogNRanges) {
+  constexpr std::size_t kN = std::size_t{1} << 15;  // log2: 15
+  constexpr std::size_t kMaxReads = 2 * 15 + 4;
+  std::vector<Range> ranges;
+  for (std::size_t i = 0; i < kN; ++i) {
+    std::uintptr_t at = 0x400000 + 64 * i;
+    ranges.push_back({at, at + 48});  // a gap of 16 after each
+  }
+  UserCode table(std::move(ranges));
+  for (std::uint64_t seed : stress_seeds(4, "safepoint.log_n")) {
+    Chaos rng(seed);
+    for (int i = 0; i < 500; ++i) {
+      std::uintptr_t pc = 0x400000 - 64 + rng.below(64 * kN + 128);
+      table.ranges().reset_reads();
+      (void)table.contains(pc);
+      std::size_t reads = table.ranges().reads();
+      ASSERT_LE(reads, kMaxReads)
+          << std::hex << "contains(0x" << pc << ") read " << std::dec << reads
+          << " ranges of " << kN << ": a binary search reads about 15 (at "
+          << "most " << kMaxReads << " here); more means a scan (seed "
+          << seed << ")";
+    }
+  }
+}
+
 // ---- check_safe_point --------------------------------------------------------
 
 const char* name(SafePoint s) {

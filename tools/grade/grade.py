@@ -15,13 +15,15 @@ Run it through the course entry script:
 Each test runs in a process of its own (a crash or a hang costs that test
 only), with a time limit, and with GMP_EXERCISE_SEED set to this run's seed
 (printed; --seed replays one). Points per test come from each exercise's
-points.json. Exit status: 0 at full marks, 1 below, 2 when the grader
+points.json; the tests it lists under "tsan" (races that x86 hides) run
+built with ThreadSanitizer unless --config names another sanitizer. Exit status: 0 at full marks, 1 below, 2 when the grader
 itself cannot run (unknown exercise, solutions stripped, points.json and
 the tests disagree).
 """
 
 import argparse
 import concurrent.futures
+import copy
 import json
 import os
 import pathlib
@@ -51,6 +53,13 @@ class Exercise:
         self.title = meta["title"]
         self.stage = meta["stage"]
         self.points = meta["points"]  # test name -> points, in report order
+        # Tests graded under ThreadSanitizer whatever --config says
+        # (unless it names another sanitizer): races x86 would hide.
+        self.tsan = meta.get("tsan", [])
+        unknown = [t for t in self.tsan if t not in self.points]
+        if unknown:
+            raise GradeError(f"{folder.name}/points.json: \"tsan\" names "
+                             f"tests without points: {', '.join(unknown)}")
         self.has_solution = (folder / "solution").is_dir()
 
     def label(self, kind):
@@ -304,8 +313,10 @@ def run_test(binary, name, args):
         return False, f"crashed ({how}):\n" + tail(out.stdout + out.stderr)
 
 
-def grade_one(e, binary, ok_build, pool, args):
-    """Runs one exercise's tests; returns its result (a dict)."""
+def grade_one(e, binary, ok_build, pool, args, tsan=None):
+    """Runs one exercise's tests; returns its result (a dict). `tsan`,
+    if given, is (binary, built, args) of the ThreadSanitizer build, for
+    the tests in e.tsan."""
     res = {"id": e.id, "title": e.title, "stage": e.stage, "tests": [],
            "problems": []}
     present, broken = list_tests(binary) if ok_build else ([], None)
@@ -318,19 +329,27 @@ def grade_one(e, binary, ok_build, pool, args):
         if name not in present:
             res["problems"].append(f"points.json names {name}, which the tests lack")
             continue
-        jobs[name] = pool.submit(run_test, binary, name, args)
+        if tsan and name in e.tsan:
+            if tsan[1]:
+                jobs[name] = pool.submit(run_test, tsan[0], name, tsan[2])
+        else:
+            jobs[name] = pool.submit(run_test, binary, name, args)
     for name, pts in e.points.items():
         if not ok_build:
             passed, msg = False, "does not compile (see the compiler's messages above)"
         elif broken:
             passed, msg = False, broken
+        elif name not in jobs and name in present:
+            passed, msg = False, ("does not compile under ThreadSanitizer "
+                                  "(see the compiler's messages above)")
         elif name not in jobs:
             passed, msg = False, "no such test"
         else:
             passed, msg = jobs[name].result()
         res["tests"].append({"name": name, "max": pts,
                              "points": pts if passed else 0,
-                             "passed": passed, "message": msg})
+                             "passed": passed, "message": msg,
+                             "tsan": bool(tsan) and name in e.tsan})
     res["score"] = sum(t["points"] for t in res["tests"])
     res["max"] = e.max_points()
     return res
@@ -342,7 +361,8 @@ def show(e, res):
     last = None
     for t in res["tests"]:
         mark = "PASS" if t["passed"] else "FAIL"
-        print(f"  {mark}  {t['name']:<60} {t['points']}/{t['max']}")
+        name = t["name"] + (" [tsan]" if t.get("tsan") else "")
+        print(f"  {mark}  {name:<60} {t['points']}/{t['max']}")
         if t["message"] != last:  # say a shared reason once
             for line in t["message"].splitlines()[:10]:
                 print(f"        {line}")
@@ -362,11 +382,24 @@ def grade(args, exercises, kind, quiet=False):
                              + " (stripped for a graded offering?)")
     built = build(args, [e.label(kind) for e in exercises])
     bindir = bazel_bin(args)
+    # The race tests' build: plain grading (or --config tsan itself) runs
+    # them under ThreadSanitizer; asan or ubsan grading runs them as asked.
+    racy = [e for e in exercises if e.tsan] if args.config in (None, "tsan") else []
+    tsan_args = copy.copy(args)
+    tsan_args.config = "tsan"
+    tsan_built, tsan_bindir = set(), None
+    if racy:
+        tsan_built = build(tsan_args, [e.label(kind) for e in racy])
+        tsan_bindir = bazel_bin(tsan_args)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for e in exercises:
             binary = bindir / "exercises" / e.id / f"{kind}_test"
-            res = grade_one(e, binary, e.label(kind) in built, pool, args)
+            tsan = None
+            if e in racy:
+                tsan = (tsan_bindir / "exercises" / e.id / f"{kind}_test",
+                        e.label(kind) in tsan_built, tsan_args)
+            res = grade_one(e, binary, e.label(kind) in built, pool, args, tsan)
             results.append(res)
             if not quiet:
                 show(e, res)
