@@ -390,8 +390,30 @@ func coldChild(name string, n int) {
 			made += int64(level)
 		}
 	}
-	fmt.Println(wall.Nanoseconds(), after.Maxrss, after.Minflt-before.Minflt,
+	fmt.Println(wall.Nanoseconds(), peakRSSKiB(), after.Minflt-before.Minflt,
 		atomic.LoadInt64(&maxAlive), made)
+}
+
+// peakRSSKiB is this process's peak resident memory in KiB: VmHWM in
+// /proc/self/status, the high-water mark of its own address space. Not
+// Rusage.Maxrss, which Linux carries across execve: a child started by a
+// large parent would report the parent's peak.
+func peakRSSKiB() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					return v
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // The parent's side: 5 fresh processes, the median wall time, and the
