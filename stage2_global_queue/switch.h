@@ -50,8 +50,10 @@ void on_goroutine_start() noexcept;
 /// Sets up g0's sanitizer state; on the M's thread before any switch.
 void init_g0(MCore* m) noexcept;
 
+/// 1 in a sanitizer build, where create_fiber and destroy_fiber do
+/// something (switch.cc); 0 otherwise, where they are empty and inline.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define GMP_FIBER_HOOKS 1  // create_fiber and destroy_fiber do something
+#define GMP_FIBER_HOOKS 1
 #else
 #define GMP_FIBER_HOOKS 0
 #endif
