@@ -12,8 +12,9 @@ The macro makes:
   :solution_test  the tests against it; part of `bazel test //...`, so CI
                   runs every reference solution, also under the sanitizers
 
-A teacher strips the solutions by deleting the solution/ folders; the
-solution targets then disappear and everything else still builds.
+A teacher strips the solutions by deleting the solution/ folders (and
+mutants/, patches to them); the solution targets then disappear and
+everything else still builds.
 """
 
 def exercise(name, srcs, hdrs = [], tests = [], deps = [], test_deps = [],

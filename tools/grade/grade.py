@@ -9,8 +9,10 @@ Run it through the course entry script:
     ./course grade --config tsan   built with ThreadSanitizer (or asan, ubsan)
     ./course grade --json F        also write a JSON report to F
     ./course grade --junit F       also write a JUnit XML report to F
-    ./course grade --check         CI: every solution scores full marks and
-                                   every test fails on every skeleton
+    ./course grade --check         CI: every solution scores full marks,
+                                   every test fails on every skeleton, and
+                                   every wrong solution in mutants/ loses
+                                   points
 
 Each test runs in a process of its own (a crash or a hang costs that test
 only), with a time limit, and with GMP_EXERCISE_SEED set to this run's seed
@@ -441,6 +443,64 @@ def write_junit(path, results):
     ET.ElementTree(root).write(path, encoding="unicode", xml_declaration=True)
 
 
+def mutant_sources(e, patch):
+    """The student files a mutant makes: the reference solution's files,
+    one of them patched. Returns {path: text}; raises GradeError if the
+    patch does not apply."""
+    files = {e.folder / f.name: f.read_text()
+             for f in sorted((e.folder / "solution").iterdir()) if f.is_file()}
+    target = None
+    for line in patch.read_text().splitlines():
+        if line.startswith("+++ b/solution/"):
+            target = e.folder / line[len("+++ b/solution/"):].split("\t")[0]
+    if target not in files:
+        raise GradeError(f"{patch.relative_to(ROOT)}: patches no file of solution/")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / target.name
+        res = subprocess.run(["patch", "--silent", "-o", str(out),
+                              str(e.folder / "solution" / target.name), str(patch)],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            raise GradeError(f"{patch.relative_to(ROOT)} does not apply to the "
+                             f"solution:\n{res.stdout}{res.stderr}")
+        files[target] = out.read_text()
+    return files
+
+
+def check_mutants(args, exercises):
+    """CI: each exercise's wrong solutions (mutants/*.patch, applied to its
+    reference solution) lose points on one plain grade. Grades each in the
+    student's files, which are restored afterwards. Returns problems."""
+    bad, caught, total = [], 0, 0
+    for e in exercises:
+        patches = sorted((e.folder / "mutants").glob("*.patch"))
+        if not patches:
+            continue
+        kept = {e.folder / f.name: (e.folder / f.name).read_bytes()
+                for f in (e.folder / "solution").iterdir() if f.is_file()}
+        try:
+            for patch in patches:
+                for path, text in mutant_sources(e, patch).items():
+                    path.write_text(text)
+                res = grade(args, [e], "student", quiet=True)[0]
+                lost = [t["name"] for t in res["tests"] if not t["passed"]]
+                total += 1
+                if lost:
+                    caught += 1
+                    print(f"  {e.id}: {patch.stem}: caught ({res['score']}/"
+                          f"{res['max']}; {', '.join(lost[:3])}"
+                          f"{' ...' if len(lost) > 3 else ''})")
+                else:
+                    print(f"  {e.id}: {patch.stem}: NOT CAUGHT (full marks)")
+                    bad.append(f"{e.id}: the wrong solution {patch.name} "
+                               "scores full marks")
+        finally:
+            for path, data in kept.items():
+                path.write_bytes(data)
+    print(f"  wrong solutions caught: {caught} of {total}")
+    return bad
+
+
 def check(args, exercises):
     """CI: the exercises are sound. Returns the exit status."""
     bad = [f"{path.relative_to(ROOT)} is stale: run ./course grade --write-index"
@@ -466,6 +526,8 @@ def check(args, exercises):
                        for t in r["tests"]
                        if t["message"].startswith(unusable)})
         print(f"  {r['id']}: skeleton {r['score']}/{r['max']}")
+    print("\ncourse grade --check: every wrong solution in mutants/ must lose points")
+    bad += check_mutants(args, exercises)
     s_sol, top = totals(sol)
     s_skel, _ = totals(skel)
     print(f"\nSolutions: {s_sol}/{top}. Skeletons: {s_skel}/{top}. "
