@@ -29,6 +29,38 @@ class ChanError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Given: a condition variable whose waits may return without a notify,
+/// as POSIX allows ("spurious wake-ups"); this one makes it happen, so
+/// that the tests meet it every time rather than once in a blue moon: the
+/// first wait() on each Cond returns at once, the lock still held. A
+/// waiter must check what it waits for after every wake-up (the wait
+/// with a predicate does, in a loop).
+class Cond {
+ public:
+  /// Releases `lk` and waits for a notify; returns with `lk` held. May
+  /// return without one (the first call always does).
+  void wait(std::unique_lock<std::mutex>& lk) {
+    if (!woke_spuriously_) {  // protected by the caller's lock, as `done`
+      woke_spuriously_ = true;
+      return;
+    }
+    cv_.wait(lk);
+  }
+  /// Waits until `ready()` is true, checking it after every wake-up.
+  template <class Pred>
+  void wait(std::unique_lock<std::mutex>& lk, Pred ready) {
+    while (!ready()) wait(lk);
+  }
+  /// Wakes one waiter, if one waits.
+  void notify_one() noexcept { cv_.notify_one(); }
+  /// Wakes every waiter.
+  void notify_all() noexcept { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
+  bool woke_spuriously_ = false;
+};
+
 /// One thread blocked on a channel (Go's sudog). It lives on the blocked
 /// thread's stack, in recvq_ or sendq_, until a waker dequeues it.
 ///
@@ -46,8 +78,9 @@ struct Sudog {
   /// Set by the waker: true if a value went across, false if the waiter
   /// was woken by close().
   bool success = false;
-  /// The waiter waits on it, with lock_; the waker notifies it.
-  std::condition_variable ready;
+  /// The waiter waits on it, with lock_; the waker notifies it. Its waits
+  /// wake spuriously (Cond): check `done`.
+  Cond ready;
 };
 
 /// A channel of int with `cap` buffered slots (0: unbuffered).
