@@ -18,9 +18,10 @@ Each test runs in a process of its own (a crash or a hang costs that test
 only), with a time limit, and with GMP_EXERCISE_SEED set to this run's seed
 (printed; --seed replays one). Points per test come from each exercise's
 points.json; the tests it lists under "tsan" (races that x86 hides) run
-built with ThreadSanitizer unless --config names another sanitizer. Exit status: 0 at full marks, 1 below, 2 when the grader
-itself cannot run (unknown exercise, solutions stripped, points.json and
-the tests disagree).
+built with ThreadSanitizer unless --config names another sanitizer. Exit
+status: 0 at full marks, 1 below, 2 when the grader itself cannot run
+(unknown exercise, solutions stripped, points.json and the tests
+disagree).
 """
 
 import argparse
