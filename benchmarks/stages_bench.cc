@@ -37,6 +37,8 @@ int items_of() {
     return quick() ? 10'000 : 100'000;
   } else if constexpr (std::is_same_v<W, TimerLoops>) {  // 100k sleepers
     return (quick() ? 10'000 : 100'000) * TimerLoops::kRounds;
+  } else if constexpr (std::is_same_v<W, TimerChurn>) {
+    return quick() ? 10'000 : 100'000;
   } else {
     return kItems;
   }
