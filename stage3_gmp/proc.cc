@@ -146,23 +146,26 @@ void Runtime::runqput(P* pp, G* gp, bool next) {
   std::uint32_t n = pp->runq.owner().put(gp, next, overflow);
   if (n == 0) return;
   if (trace::Buffer* t = mtrace()) [[unlikely]] t->grq_put(pp->id, n);
+  link_batch(overflow.data(), n);  // before the lock, as Go's runqputslow
   std::lock_guard lk(sched_);
-  globrunqputbatch(overflow.data(), n);
+  globrunqputbatch(overflow[0], overflow[n - 1], n);
   ++stats_.runq_overflows;
 }
 //! [runqput]
 
 void Runtime::globrunqput(G* gp) {
-  globrunqputbatch(&gp, 1);
+  gp->schedlink = nullptr;
+  globrunqputbatch(gp, gp, 1);
 }
 
-void Runtime::globrunqputbatch(G* const* gs, std::uint32_t n) {
-  for (std::uint32_t i = 0; i < n; ++i) {
-    G* gp = gs[i];
-    gp->schedlink = nullptr;
-    (grq_tail_ != nullptr ? grq_tail_->schedlink : grq_head_) = gp;
-    grq_tail_ = gp;
-  }
+void Runtime::link_batch(G* const* gs, std::uint32_t n) noexcept {
+  for (std::uint32_t i = 0; i + 1 < n; ++i) gs[i]->schedlink = gs[i + 1];
+  gs[n - 1]->schedlink = nullptr;
+}
+
+void Runtime::globrunqputbatch(G* head, G* tail, std::uint32_t n) {
+  (grq_tail_ != nullptr ? grq_tail_->schedlink : grq_head_) = head;
+  grq_tail_ = tail;
   // A load and a store, not an atomic add: only holders of sched_ write
   // it; the atomic is for readers without the lock.
   std::int32_t size = grq_size_.load(std::memory_order_relaxed) +

@@ -338,8 +338,13 @@ class Runtime {
   void runqput(P* pp, G* gp, bool next);
   /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
   void globrunqput(G* gp);
-  /// Go's globrunqputbatch: n goroutines at the GRQ's tail. sched_ held.
-  void globrunqputbatch(G* const* gs, std::uint32_t n);
+  /// Links gs[0..n) through schedlink, in order, the last to null: done
+  /// before taking sched_ (Go's runqputslow), so that the lock is held
+  /// for a splice only. n > 0; the caller owns the goroutines.
+  static void link_batch(G* const* gs, std::uint32_t n) noexcept;
+  /// Go's globrunqputbatch: the chain head..tail of n goroutines, linked
+  /// by link_batch, at the GRQ's tail, in O(1). sched_ held.
+  void globrunqputbatch(G* head, G* tail, std::uint32_t n);
   /// Go's globrunqget (1.19): a batch from the GRQ's head, of
   /// min(len/GOMAXPROCS + 1, len, max if nonzero, 128). The first is returned,
   /// the rest go to pp's local queue. sched_ held; owner of pp.

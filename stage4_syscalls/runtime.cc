@@ -128,7 +128,9 @@ void Runtime::injectglist(M* m, std::vector<G*>& gs, std::size_t from) {
     global = std::min<std::size_t>(
         n, static_cast<std::size_t>(npidle(std::memory_order_relaxed)));
     if (global > 0) {
-      globrunqputbatch(gs.data() + from, static_cast<std::uint32_t>(global));
+      auto k = static_cast<std::uint32_t>(global);
+      link_batch(gs.data() + from, k);
+      globrunqputbatch(gs[from], gs[from + global - 1], k);
     }
   }
   for (std::size_t i = 0; i < global; ++i) startm(nullptr, /*spinning=*/false);
