@@ -176,7 +176,8 @@ TEST(NetTest, DeadlineSetWhileWaitingWakesTheWaiter) {
   Runtime rt(procs(2));
   bool timed_out = false;
   rt.run([&] {
-    auto [r, w] = pipe();
+    Conn r, w;  // not a structured binding: clang 14 (clangd) cannot
+    std::tie(r, w) = pipe();  // capture one in a lambda, as C++20 allows
     WaitGroup wg;
     wg.add(1);
     go([&] {
@@ -219,7 +220,8 @@ TEST(NetTest, AnInterruptOutlivesANonBlockingPoll) {
 TEST(NetTest, AnEarlierTimerBreaksTheIdleMOutOfEpollWait) {
   Runtime rt(procs(2));
   rt.run([&] {
-    auto [r, w] = pipe();
+    Conn r, w;  // not a structured binding: clang 14 (clangd) cannot
+    std::tie(r, w) = pipe();  // capture one in a lambda, as C++20 allows
     WaitGroup reader;
     reader.add(1);
     go([&r, &reader] {

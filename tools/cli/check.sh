@@ -53,6 +53,8 @@ expect_error --may-install "trace of a label that does not exist" \
   "$COURSE" trace //no:target
 expect_error "trace of an unknown program" "PROGRAM is 'demo'" \
   "$COURSE" trace stage3 bogus
+expect_error "ide with an unknown option" "unknown option '--bogus'" \
+  "$COURSE" ide --bogus
 expect_error "demo of an unknown stage" "which stage" \
   "$COURSE" demo stage9
 
