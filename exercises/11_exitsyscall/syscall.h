@@ -153,7 +153,11 @@ class SchedLock {
   void unlock() {
     owner_.store(std::thread::id(), std::memory_order_relaxed);
     mu_.unlock();
+    if (unlock_hook) unlock_hook();
   }
+  /// For tests: run on the unlocking thread right after each unlock (that
+  /// thread's own; empty by default), where another M could take the lock.
+  static inline thread_local std::function<void()> unlock_hook;
   /// The calling thread holds the lock (relaxed: only the holder's own
   /// store can make it true for the caller).
   bool held() const {

@@ -159,20 +159,30 @@ TEST(Exitsyscall, RetakenPMeansAnIdleP) {
   }
 }
 
-TEST(Exitsyscall, NoIdlePMeansTheGrqAndPark) {
-  Sched s(1);
-  M m1, m2;
-  m1.id = 1;
-  m2.id = 2;
+// One P. M 1 runs G 1 into a system call; sysmon retakes the P, and M 2
+// runs G 2 on it: M 1's return will find no P.
+struct TakenOver {
+  Sched s{1};
+  M m1{1}, m2{2};
   G g1, g2;
-  g1.id = 1;
-  g2.id = 2;
-  start_running(s, m1, g1);
-  P* p = m1.p;
-  s.entersyscall(&m1);
-  ASSERT_TRUE(s.retake(p));
-  start_running(s, m2, g2);  // M 2 runs other work on the only P
-  ASSERT_EQ(m2.p, p);
+  P* p = nullptr;
+};
+
+void take_over(TakenOver& t) {
+  t.g1.id = 1;
+  t.g2.id = 2;
+  start_running(t.s, t.m1, t.g1);
+  t.p = t.m1.p;
+  t.s.entersyscall(&t.m1);
+  ASSERT_TRUE(t.s.retake(t.p));
+  start_running(t.s, t.m2, t.g2);
+  ASSERT_EQ(t.m2.p, t.p);
+}
+
+TEST(Exitsyscall, NoIdlePMeansTheGrqAndPark) {
+  TakenOver t;
+  ASSERT_NO_FATAL_FAILURE(take_over(t));
+  auto& [s, m1, m2, g1, g2, p] = t;
   EXPECT_STREQ(name(s.exitsyscall(&m1)), "kParked");
   EXPECT_EQ(m1.p, nullptr) << "a parking M holds no P";
   EXPECT_EQ(m1.curg, nullptr) << "a parking M runs no G";
@@ -185,6 +195,49 @@ TEST(Exitsyscall, NoIdlePMeansTheGrqAndPark) {
     EXPECT_EQ(s.npidle(), 0);
   }
   expect_running(m2, g2);
+}
+
+// Every moment M 1 lets go of the lock while it leaves its call, in turn:
+// right then, M 2, which holds the only P, runs out of work; it looks at
+// the GRQ and, finding it empty, puts the P on the idle list (Go's
+// findRunnable, then stopm). Go's exitsyscall0 looks for an idle P and
+// queues its G in one hold of the lock, so either M 1 finds the P idle or
+// M 2 finds the G queued. Queued in a second hold, the G waits on the GRQ
+// with the P idle and no M to run it.
+TEST(Exitsyscall, NoGoroutineIsLeftOnTheGrqWithEveryPIdle) {
+  for (int n = 1; n <= 4; ++n) {
+    TakenOver t;
+    ASSERT_NO_FATAL_FAILURE(take_over(t));
+    Sched& s = t.s;
+    M &m1 = t.m1, &m2 = t.m2;
+    G& g1 = t.g1;
+    int unlocks = 0;
+    bool m2_took_g1 = false;
+    SchedLock::unlock_hook = [&] {
+      if (++unlocks != n) return;  // M 2's own unlock below counts past n
+      std::lock_guard lk(s.lock);
+      m2.curg = nullptr;  // g2 is done
+      if (G* gp = s.globrunqget()) {
+        m2_took_g1 = gp == &g1;
+        return;  // M 2 keeps its P for g1
+      }
+      P* pp = s.releasep(&m2);
+      pp->status.store(PStatus::kIdle);
+      s.pidleput(pp);
+    };
+    ExitPath path = s.exitsyscall(&m1);
+    SchedLock::unlock_hook = nullptr;
+    SCOPED_TRACE("M 2 idles its P after M 1's unlock number " + std::to_string(n) +
+                 "; exitsyscall took " + name(path));
+    std::lock_guard lk(s.lock);
+    bool stranded = s.grq_size() > 0 && s.npidle() == s.nprocs();
+    EXPECT_FALSE(stranded)
+        << "G 1 waits on the GRQ while every P is idle: no M will run it. "
+           "Look for an idle P and queue the G in the same hold of the lock "
+           "(exitsyscall0)";
+    EXPECT_TRUE(path != ExitPath::kParked || m2_took_g1 || s.grq_size() == 1)
+        << "M 1 parked: G 1 must be on the GRQ, or run by M 2";
+  }
 }
 
 TEST(Retake, OnlyTakesAPInASyscall) {
