@@ -19,10 +19,12 @@ import os
 import sys
 
 # Flags that only make sense to the build itself: dependency files, object
-# files, reproducibility seeds; and GCC's flags that clang does not know
-# (stage 5's instrumentation excludes files by name, clang does not).
+# files, reproducibility seeds; -Werror (CI's: GCC decides what fails the
+# build, and clang warns about other things, which an editor should show
+# as warnings); and GCC's flags that clang does not know (stage 5's
+# instrumentation excludes files by name, clang does not).
 DROP_WITH_VALUE = {"-MF", "-o"}
-DROP = {"-MD", "-c", "-fno-canonical-system-headers"}
+DROP = {"-MD", "-c", "-fno-canonical-system-headers", "-Werror"}
 DROP_PREFIX = ("-frandom-seed=", "-finstrument-functions-exclude-")
 # Flags whose value (joined or separate) is a path.
 PATH_FLAGS = ("-iquote", "-isystem", "-I", "-include")
