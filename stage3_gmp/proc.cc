@@ -1,5 +1,5 @@
 // Stage 3: goroutines, run queues, Ms and Ps (Go's proc.go: newproc,
-// gfget/gfput, runqput, globrunqput/globrunqget, ready, wakep, startm,
+// runqput, ready, wakep, startm,
 // stopm, mput/mget, pidleput/pidleget, acquirep/releasep).
 #include <algorithm>
 #include <chrono>
@@ -21,8 +21,6 @@ using Clock = std::chrono::steady_clock;
 using Overflow = LocalRunQueue<256>::Overflow;
 
 namespace {
-constexpr int kGFreeMax = 64;      // Go's gfput: spill a P's cache at 64 ...
-constexpr int kGFreeKeep = 32;     // ... down to 32; gfget refills to 32
 constexpr std::uint64_t kGoidBatch = 16;  // Go's _GoidCacheBatch
 }  // namespace
 
@@ -90,44 +88,6 @@ std::uint64_t Runtime::newgoid(P* pp) {
   return pp->goidcache++;
 }
 
-G* Runtime::gfget(P* pp) {
-  if (pp->gfree == nullptr &&
-      ngfree_.load(std::memory_order_relaxed) > 0) {  // a peek: rechecked
-    std::lock_guard lk(sched_);
-    while (pp->gfreecnt.load(std::memory_order_relaxed) < kGFreeKeep &&
-           gfree_ != nullptr) {
-      G* gp = gfree_;
-      gfree_ = gp->schedlink;
-      ngfree_.fetch_sub(1, std::memory_order_relaxed);
-      gp->schedlink = pp->gfree;
-      pp->gfree = gp;
-      pp->gfreecnt.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  G* gp = pp->gfree;
-  if (gp == nullptr) return nullptr;
-  pp->gfree = gp->schedlink;
-  pp->gfreecnt.fetch_sub(1, std::memory_order_relaxed);
-  return gp;
-}
-
-void Runtime::gfput(P* pp, G* gp) {
-  gp->schedlink = pp->gfree;
-  pp->gfree = gp;
-  if (pp->gfreecnt.fetch_add(1, std::memory_order_relaxed) + 1 < kGFreeMax) {
-    return;
-  }
-  std::lock_guard lk(sched_);
-  while (pp->gfreecnt.load(std::memory_order_relaxed) > kGFreeKeep) {
-    G* g = pp->gfree;
-    pp->gfree = g->schedlink;
-    pp->gfreecnt.fetch_sub(1, std::memory_order_relaxed);
-    g->schedlink = gfree_;
-    gfree_ = g;
-    ngfree_.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
 void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
   // relaxed: the writer that made it `from` handed gp to us through a
   // queue or a lock, which ordered that write before this read.
@@ -152,60 +112,6 @@ void Runtime::runqput(P* pp, G* gp, bool next) {
   ++stats_.runq_overflows;
 }
 //! [runqput]
-
-void Runtime::globrunqput(G* gp) {
-  gp->schedlink = nullptr;
-  globrunqputbatch(gp, gp, 1);
-}
-
-void Runtime::link_batch(G* const* gs, std::uint32_t n) noexcept {
-  for (std::uint32_t i = 0; i + 1 < n; ++i) gs[i]->schedlink = gs[i + 1];
-  gs[n - 1]->schedlink = nullptr;
-}
-
-void Runtime::globrunqputbatch(G* head, G* tail, std::uint32_t n) {
-  (grq_tail_ != nullptr ? grq_tail_->schedlink : grq_head_) = head;
-  grq_tail_ = tail;
-  // A load and a store, not an atomic add: only holders of sched_ write
-  // it; the atomic is for readers without the lock.
-  std::int32_t size = grq_size_.load(std::memory_order_relaxed) +
-                      static_cast<std::int32_t>(n);
-  grq_size_.store(size, std::memory_order_relaxed);
-  stats_.max_queue_len =
-      std::max(stats_.max_queue_len, static_cast<std::size_t>(size));
-}
-
-//! [globrunqget]
-G* Runtime::globrunqget(P* pp, std::uint32_t max) {
-  auto size = static_cast<std::uint32_t>(
-      grq_size_.load(std::memory_order_relaxed));
-  if (size == 0) return nullptr;
-  auto procs = static_cast<std::uint32_t>(
-      gomaxprocs_.load(std::memory_order_relaxed));
-  std::uint32_t n = std::min(size / procs + 1, size);
-  if (max > 0) n = std::min(n, max);
-  n = std::min<std::uint32_t>(n, LocalRunQueue<256>::kCapacity / 2);
-  grq_size_.store(static_cast<std::int32_t>(size - n),
-                  std::memory_order_relaxed);  // sched_ held: see above
-  auto pop = [this] {
-    G* gp = grq_head_;
-    grq_head_ = gp->schedlink;
-    if (grq_head_ == nullptr) grq_tail_ = nullptr;
-    gp->schedlink = nullptr;
-    return gp;
-  };
-  G* first = pop();
-  Overflow unused;
-  for (std::uint32_t i = 1; i < n; ++i) {
-    GMP_CHECK(pp->runq.owner().put(pop(), false, unused) == 0,
-              "globrunqget: the local queue overflowed");
-  }
-  PCounters::inc(pp->counters.grq_takes);
-  PCounters::inc(pp->counters.grq_goroutines, n);
-  if (trace::Buffer* t = mtrace()) [[unlikely]] t->grq_get(pp->id, n);
-  return first;
-}
-//! [globrunqget]
 
 void Runtime::ready(G* gp, P* pp) {
   make_runnable(gp);

@@ -338,6 +338,9 @@ class Runtime {
   void runqput(P* pp, G* gp, bool next);
   /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
   void globrunqput(G* gp);
+  /// Go's globrunqputhead: gp at the GRQ's head, to run before what waits
+  /// there (a removed P's goroutines, procresize). sched_ held.
+  void globrunqputhead(G* gp);
   /// Links gs[0..n) through schedlink, in order, the last to null: done
   /// before taking sched_ (Go's runqputslow), so that the lock is held
   /// for a splice only. n > 0; the caller owns the goroutines.

@@ -109,7 +109,12 @@ void Runtime::procresize(M* m, int n) {
   }
   for (int i = n; i < old; ++i) {  // removed Ps: none of their work is lost
     P* pp = allp_[i].get();
-    while (G* gp = pp->runq.owner().get().first) globrunqput(gp);
+    // Its goroutines go to the GRQ's head, runnext first, then its queue
+    // in order (Go's p.destroy): they were runnable already, and run
+    // before what waited in the GRQ.
+    std::vector<G*> gs;
+    while (G* gp = pp->runq.owner().get().first) gs.push_back(gp);
+    for (auto it = gs.rbegin(); it != gs.rend(); ++it) globrunqputhead(*it);
     while (G* gp = pp->gfree) {
       pp->gfree = gp->schedlink;
       gp->schedlink = gfree_;

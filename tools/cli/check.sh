@@ -55,6 +55,10 @@ expect_error "trace of an unknown program" "PROGRAM is 'demo'" \
   "$COURSE" trace stage3 bogus
 expect_error "ide with an unknown option" "unknown option '--bogus'" \
   "$COURSE" ide --bogus
+expect_error "lab with an unknown name" "unknown lab 'bogus'" \
+  "$COURSE" lab bogus
+expect_error "lab with an unknown option" "unknown option '--bogus'" \
+  "$COURSE" lab gfree --bogus
 expect_error "demo of an unknown stage" "which stage" \
   "$COURSE" demo stage9
 
