@@ -486,6 +486,14 @@ def check_mutants(args, exercises):
                 res = grade(args, [e], "student", quiet=True)[0]
                 lost = [t["name"] for t in res["tests"] if not t["passed"]]
                 total += 1
+                if any(t["message"].startswith("does not compile")
+                       for t in res["tests"]):
+                    # Losing every point to a compiler error proves nothing
+                    # about the tests.
+                    print(f"  {e.id}: {patch.stem}: DOES NOT BUILD")
+                    bad.append(f"{e.id}: the wrong solution {patch.name} does "
+                               "not build (with CI's warnings as errors)")
+                    continue
                 if lost:
                     caught += 1
                     print(f"  {e.id}: {patch.stem}: caught ({res['score']}/"
