@@ -5,19 +5,25 @@
 
 namespace gmp::exercises::futex {
 
-void Mutex::lock() { not_written("Mutex::lock (exercises/14_futex_lock/futex_lock.cc)"); }
+void Mutex::lock() {
+  not_written("Mutex::lock (exercises/14_futex_lock/futex_lock.cc)");
+}
 
 void Mutex::unlock() {
   not_written("Mutex::unlock (exercises/14_futex_lock/futex_lock.cc)");
 }
 
-void Note::clear() { not_written("Note::clear (exercises/14_futex_lock/futex_lock.cc)"); }
+void Note::clear() {
+  not_written("Note::clear (exercises/14_futex_lock/futex_lock.cc)");
+}
 
 void Note::wakeup() {
   not_written("Note::wakeup (exercises/14_futex_lock/futex_lock.cc)");
 }
 
-void Note::sleep() { not_written("Note::sleep (exercises/14_futex_lock/futex_lock.cc)"); }
+void Note::sleep() {
+  not_written("Note::sleep (exercises/14_futex_lock/futex_lock.cc)");
+}
 
 bool Note::tsleep(std::int64_t ns) {
   (void)ns;

@@ -31,7 +31,8 @@
 
 namespace gmp::exercises::futex {
 
-// ---- Provided: the futex and the helpers -------------------------------------
+// ---- Provided: the futex and the helpers
+// -------------------------------------
 
 /// Calls of the futex functions so far, all threads (for the tests).
 struct FutexCounts {
@@ -114,7 +115,8 @@ inline constexpr int kActiveSpin = 4;      ///< rounds of procyield
 inline constexpr int kActiveSpinCnt = 30;  ///< pauses per round
 inline constexpr int kPassiveSpin = 1;     ///< rounds of osyield
 
-// ---- Yours: futex_lock.cc -----------------------------------------------------
+// ---- Yours: futex_lock.cc
+// -----------------------------------------------------
 
 /// Go's runtime mutex (lock_futex.go). Not recursive; any thread may unlock
 /// it (it has no owner).

@@ -48,7 +48,8 @@ TEST(FutexMutex, UnlockOfAnUnlockedLockThrows) {
     mu.unlock();
     ADD_FAILURE() << "unlock of a free lock returned";
   } catch (const std::logic_error& e) {
-    EXPECT_NE(std::string(e.what()).find("unlock of unlocked lock"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("unlock of unlocked lock"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_EQ(mu.key(), 0u) << "the lock stays unlocked";

@@ -117,9 +117,9 @@ struct Sched {
   /// has none. (A fake address: nothing here runs on it.)
   void stackalloc(G* gp) {
     std::lock_guard lk(stack_mu);
-    gp->stack = Stack{0x10000 + static_cast<std::uintptr_t>(++stacks_allocated) *
-                                    0x100000,
-                      kStartingStackSize};
+    gp->stack = Stack{
+        0x10000 + static_cast<std::uintptr_t>(++stacks_allocated) * 0x100000,
+        kStartingStackSize};
   }
   /// Go's stackfree: gp's stack goes back; gp has none afterwards.
   void stackfree(G* gp) {
@@ -129,7 +129,8 @@ struct Sched {
   }
 };
 
-// ---- Yours: gfree.cc -----------------------------------------------------------
+// ---- Yours: gfree.cc
+// -----------------------------------------------------------
 
 /// Go's gfput: puts dead gp on pp's free list. A stack of another size than
 /// kStartingStackSize is freed first (stackfree). When the list reaches

@@ -34,7 +34,8 @@ std::vector<std::unique_ptr<G>> make_gs(int n, int first, bool stacks) {
 
 std::set<int> ids(const GList& list) {
   std::set<int> out;
-  for (const G* g = list.top(); g != nullptr; g = g->schedlink) out.insert(g->id);
+  for (const G* g = list.top(); g != nullptr; g = g->schedlink)
+    out.insert(g->id);
   return out;
 }
 
@@ -52,7 +53,8 @@ TEST(Gfput, TheLastPutIsTheFirstReused) {
     EXPECT_EQ(g->stack.size, kStartingStackSize);
   }
   EXPECT_EQ(sched.stacks_allocated, 0u) << "each G kept its stack";
-  EXPECT_EQ(sched.lock.acquisitions(), 0u) << "all on the P's own list: no lock";
+  EXPECT_EQ(sched.lock.acquisitions(), 0u)
+      << "all on the P's own list: no lock";
 }
 
 TEST(Gfput, AStackThatGrewIsFreedAndReplacedOnReuse) {
@@ -78,7 +80,7 @@ TEST(Gfput, AStackThatGrewIsFreedAndReplacedOnReuse) {
 TEST(Gfput, SpillsAtSixtyFourDownToThirtyOneUnderOneLock) {
   Sched sched;
   P pp;
-  auto with = make_gs(32, 1, /*stacks=*/true);      // ids 1..32
+  auto with = make_gs(32, 1, /*stacks=*/true);       // ids 1..32
   auto without = make_gs(32, 33, /*stacks=*/false);  // ids 33..64
   std::vector<G*> order;
   for (int i = 0; i < 32; ++i) {  // alternate, so both lists get some
@@ -91,17 +93,20 @@ TEST(Gfput, SpillsAtSixtyFourDownToThirtyOneUnderOneLock) {
   gfput(sched, pp, order[63]);
   EXPECT_EQ(sched.lock.acquisitions(), 1u) << "one acquisition for the batch";
   std::lock_guard lk(sched.lock);
-  EXPECT_EQ(pp.gfree.size(), kGFreeBatch - 1) << "moved while 32 or more remained";
+  EXPECT_EQ(pp.gfree.size(), kGFreeBatch - 1)
+      << "moved while 32 or more remained";
   EXPECT_EQ(sched.n.load(), 33);
   EXPECT_EQ(sched.stack.size() + sched.no_stack.size(), 33);
   std::set<int> kept;  // the 31 put first stay: the batch comes off the top
   for (int i = 0; i < 31; ++i) kept.insert(order[i]->id);
   EXPECT_EQ(ids(pp.gfree), kept);
   for (const G* g = sched.stack.top(); g != nullptr; g = g->schedlink) {
-    EXPECT_NE(g->stack.lo, 0u) << "G " << g->id << " on the stack list has none";
+    EXPECT_NE(g->stack.lo, 0u)
+        << "G " << g->id << " on the stack list has none";
   }
   for (const G* g = sched.no_stack.top(); g != nullptr; g = g->schedlink) {
-    EXPECT_EQ(g->stack.lo, 0u) << "G " << g->id << " on the no-stack list has one";
+    EXPECT_EQ(g->stack.lo, 0u)
+        << "G " << g->id << " on the no-stack list has one";
   }
 }
 
@@ -155,7 +160,8 @@ TEST(GfreeProperty, RandomSequencesFollowTheRules) {
         G* g = gfget(sched, pp);
         ASSERT_EQ(sched.lock.acquisitions(), locks + (expect_lock ? 1 : 0))
             << "seed " << seed << " step " << step;
-        ASSERT_EQ(g != nullptr, expect_g) << "seed " << seed << " step " << step;
+        ASSERT_EQ(g != nullptr, expect_g)
+            << "seed " << seed << " step " << step;
         if (g == nullptr) {
           all.push_back(std::make_unique<G>());
           g = all.back().get();
@@ -178,11 +184,13 @@ TEST(GfreeProperty, RandomSequencesFollowTheRules) {
       }
       std::lock_guard lk(sched.lock);
       int on_lists = sched.stack.size() + sched.no_stack.size();
-      ASSERT_EQ(sched.n.load(), on_lists) << "seed " << seed << " step " << step;
+      ASSERT_EQ(sched.n.load(), on_lists)
+          << "seed " << seed << " step " << step;
       for (P& p : ps) on_lists += p.gfree.size();
       ASSERT_EQ(on_lists + static_cast<int>(live.size()),
                 static_cast<int>(all.size()))
-          << "a G was lost or is in two places; seed " << seed << " step " << step;
+          << "a G was lost or is in two places; seed " << seed << " step "
+          << step;
     }
   }
 }
@@ -230,7 +238,8 @@ TEST(GfreeStress, FourPsShareTheGlobalLists) {
     note(sched.stack);
     note(sched.no_stack);
     for (auto& h : mine) {
-      for (G* g : h) EXPECT_TRUE(seen.insert(g).second) << "G " << g->id << " twice";
+      for (G* g : h)
+        EXPECT_TRUE(seen.insert(g).second) << "G " << g->id << " twice";
       count += static_cast<int>(h.size());
     }
     ASSERT_EQ(count, 4 * kPerThread) << "seed " << seed;

@@ -31,20 +31,26 @@ struct GInfo {
 
 /// What checkdead reads, taken with sched.lock held (Go's fields).
 struct Snapshot {
-  int mcount = 0;        ///< Ms created and not yet exited (mcount())
-  int nmidle = 0;        ///< idle Ms, parked in stopm (sched.nmidle)
-  int nmidlelocked = 0;  ///< Ms idle waiting for their locked G (sched.nmidlelocked)
-  int nmsys = 0;         ///< system Ms that never run Gs: sysmon, the template thread (sched.nmsys)
-  std::vector<GInfo> allgs;           ///< every G ever made (allgs)
-  std::vector<int> timers_per_p;      ///< len(pp.timers) of each P in allp
-  bool panicking = false;  ///< a panic is killing the program already (panicking > 0)
+  int mcount = 0;  ///< Ms created and not yet exited (mcount())
+  int nmidle = 0;  ///< idle Ms, parked in stopm (sched.nmidle)
+  /// Ms idle waiting for their locked G (sched.nmidlelocked)
+  int nmidlelocked = 0;
+  /// System Ms that never run Gs: sysmon, the template thread (sched.nmsys)
+  int nmsys = 0;
+  std::vector<GInfo> allgs;       ///< every G ever made (allgs)
+  std::vector<int> timers_per_p;  ///< len(pp.timers) of each P in allp
+  /// A panic is killing the program already (panicking > 0)
+  bool panicking = false;
 };
 
 /// What checkdead concludes.
 enum class Verdict : std::uint8_t {
-  kAlive,          ///< some M runs, or a timer will wake someone: return
-  kNoGoroutines,   ///< fatal "no goroutines (main called runtime.Goexit) - deadlock!"
-  kDeadlock,       ///< fatal "all goroutines are asleep - deadlock!"
+  /// Some M runs, or a timer will wake someone: return.
+  kAlive,
+  /// Fatal: "no goroutines (main called runtime.Goexit) - deadlock!".
+  kNoGoroutines,
+  /// Fatal: "all goroutines are asleep - deadlock!".
+  kDeadlock,
 };
 
 /// Go's checkdead: whether the program can never run a goroutine again.
@@ -58,9 +64,12 @@ Verdict checkdead(const Snapshot& s);
 /// for kAlive. Given.
 inline std::string fatal_message(Verdict v) {
   switch (v) {
-    case Verdict::kAlive: return "";
-    case Verdict::kNoGoroutines: return "no goroutines (main called runtime.Goexit) - deadlock!";
-    case Verdict::kDeadlock: return "all goroutines are asleep - deadlock!";
+    case Verdict::kAlive:
+      return "";
+    case Verdict::kNoGoroutines:
+      return "no goroutines (main called runtime.Goexit) - deadlock!";
+    case Verdict::kDeadlock:
+      return "all goroutines are asleep - deadlock!";
   }
   return "";
 }

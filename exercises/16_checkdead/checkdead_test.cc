@@ -14,9 +14,12 @@ namespace {
 
 const char* name(Verdict v) {
   switch (v) {
-    case Verdict::kAlive: return "kAlive";
-    case Verdict::kNoGoroutines: return "kNoGoroutines";
-    case Verdict::kDeadlock: return "kDeadlock";
+    case Verdict::kAlive:
+      return "kAlive";
+    case Verdict::kNoGoroutines:
+      return "kNoGoroutines";
+    case Verdict::kDeadlock:
+      return "kDeadlock";
   }
   return "?";
 }
@@ -36,7 +39,8 @@ Snapshot all_asleep(int ms) {
 void expect_throw(const Snapshot& s, const std::string& what) {
   try {
     Verdict v = checkdead(s);
-    ADD_FAILURE() << "returned " << name(v) << "; expected to throw \"" << what << "\"";
+    ADD_FAILURE() << "returned " << name(v) << "; expected to throw \"" << what
+                  << "\"";
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
   }
@@ -44,7 +48,8 @@ void expect_throw(const Snapshot& s, const std::string& what) {
 
 TEST(Checkdead, ARunningMMeansAlive) {
   Snapshot s = all_asleep(3);
-  EXPECT_STREQ(name(checkdead(s)), "kDeadlock") << "every M idle, every G waits";
+  EXPECT_STREQ(name(checkdead(s)), "kDeadlock")
+      << "every M idle, every G waits";
   s.nmidle = 2;  // one M runs: it may still wake the others
   EXPECT_STREQ(name(checkdead(s)), "kAlive");
 }
@@ -74,7 +79,8 @@ TEST(Checkdead, InconsistentCountsThrow) {
 }
 
 TEST(Checkdead, ARunnableGWithNoMThrows) {
-  for (GStatus st : {GStatus::kRunnable, GStatus::kRunning, GStatus::kSyscall}) {
+  for (GStatus st :
+       {GStatus::kRunnable, GStatus::kRunning, GStatus::kSyscall}) {
     Snapshot s = all_asleep(2);
     s.allgs.push_back({3, st, false});
     SCOPED_TRACE("G 3's status " + std::to_string(static_cast<int>(st)));
@@ -111,10 +117,12 @@ TEST(Checkdead, NoGoroutinesWhenMainCalledGoexit) {
 TEST(Checkdead, APendingTimerOnAnyPKeepsItAlive) {
   Snapshot s = all_asleep(2);
   s.timers_per_p = {0, 0, 0, 1};  // a sleep on the last P
-  EXPECT_STREQ(name(checkdead(s)), "kAlive") << "the timer will wake a goroutine";
+  EXPECT_STREQ(name(checkdead(s)), "kAlive")
+      << "the timer will wake a goroutine";
   s.timers_per_p = {};
   EXPECT_STREQ(name(checkdead(s)), "kDeadlock");
-  EXPECT_EQ(fatal_message(checkdead(s)), "all goroutines are asleep - deadlock!");
+  EXPECT_EQ(fatal_message(checkdead(s)),
+            "all goroutines are asleep - deadlock!");
 }
 
 TEST(Checkdead, APanickingProgramIsLeftAlone) {
@@ -142,9 +150,11 @@ TEST(CheckdeadProperty, RandomSnapshotsFollowTheRules) {
       GInfo g{static_cast<std::uint64_t>(i + 1),
               static_cast<GStatus>(rng.below(7)), rng.below(4) == 0};
       if (!g.system) {
-        busy_g |= g.status == GStatus::kRunnable || g.status == GStatus::kRunning ||
+        busy_g |= g.status == GStatus::kRunnable ||
+                  g.status == GStatus::kRunning ||
                   g.status == GStatus::kSyscall;
-        waiting += g.status == GStatus::kWaiting || g.status == GStatus::kPreempted;
+        waiting +=
+            g.status == GStatus::kWaiting || g.status == GStatus::kPreempted;
       }
       s.allgs.push_back(g);
     }
@@ -154,7 +164,8 @@ TEST(CheckdeadProperty, RandomSnapshotsFollowTheRules) {
       timers |= s.timers_per_p.back() > 0;
     }
     int run = s.mcount - s.nmidle - s.nmidlelocked - s.nmsys;
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", run " + std::to_string(run));
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", run " +
+                 std::to_string(run));
     if (s.panicking || run > 0) {
       EXPECT_STREQ(name(checkdead(s)), "kAlive");
     } else if (run < 0) {

@@ -18,7 +18,8 @@ bool needs_morestack(std::uintptr_t sp, std::uintptr_t stackguard0,
   not_written("needs_morestack (exercises/17_prologue_check/prologue.cc)");
 }
 
-Morestack newstack(G& gp, const M& m, std::uintptr_t sp, std::size_t max_frame) {
+Morestack newstack(G& gp, const M& m, std::uintptr_t sp,
+                   std::size_t max_frame) {
   (void)gp;
   (void)m;
   (void)sp;

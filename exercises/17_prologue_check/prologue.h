@@ -45,10 +45,11 @@ struct G {
 
 /// The M running the goroutine: what canPreemptM reads (Go's m fields).
 struct M {
-  int locks = 0;            ///< runtime locks held (Go's m.locks)
-  bool mallocing = false;   ///< inside the allocator (m.mallocing)
-  bool preemptoff = false;  ///< a reason not to preempt is set (m.preemptoff != "")
-  bool p_running = true;    ///< its P is _Prunning
+  int locks = 0;           ///< runtime locks held (Go's m.locks)
+  bool mallocing = false;  ///< inside the allocator (m.mallocing)
+  /// A reason not to preempt is set (m.preemptoff != "").
+  bool preemptoff = false;
+  bool p_running = true;  ///< its P is _Prunning
 };
 
 /// Given: a new G with a stack of `size` bytes at `lo`, not preempted.
@@ -70,7 +71,8 @@ inline void copystack(G& gp, std::size_t newsize) {
   gp.stackguard0.store(gp.stack_lo + kStackGuard, std::memory_order_relaxed);
 }
 
-// ---- Yours: prologue.cc --------------------------------------------------------
+// ---- Yours: prologue.cc
+// --------------------------------------------------------
 
 /// Go's preemptone (the cooperative half): asks gp to yield at its next
 /// function call. Any thread.

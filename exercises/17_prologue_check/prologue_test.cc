@@ -18,9 +18,12 @@ namespace {
 
 const char* name(Morestack m) {
   switch (m) {
-    case Morestack::kPreempt: return "kPreempt";
-    case Morestack::kKeepRunning: return "kKeepRunning";
-    case Morestack::kGrew: return "kGrew";
+    case Morestack::kPreempt:
+      return "kPreempt";
+    case Morestack::kKeepRunning:
+      return "kKeepRunning";
+    case Morestack::kGrew:
+      return "kGrew";
   }
   return "?";
 }
@@ -37,12 +40,15 @@ TEST(Prologue, SmallMediumAndHugeFramesAtTheirEdges) {
   // Medium (at most 4096): the part of the frame above 128 counts.
   EXPECT_TRUE(needs_morestack(kGuard + 72, kGuard, 200));
   EXPECT_FALSE(needs_morestack(kGuard + 73, kGuard, 200));
-  EXPECT_TRUE(needs_morestack(kGuard + kStackBig - kStackSmall, kGuard, kStackBig));
-  EXPECT_FALSE(needs_morestack(kGuard + kStackBig - kStackSmall + 1, kGuard, kStackBig));
+  EXPECT_TRUE(
+      needs_morestack(kGuard + kStackBig - kStackSmall, kGuard, kStackBig));
+  EXPECT_FALSE(
+      needs_morestack(kGuard + kStackBig - kStackSmall + 1, kGuard, kStackBig));
   // Huge: the same, but a subtraction that would wrap means morestack.
   constexpr std::size_t kHuge = 1 << 20;
   EXPECT_TRUE(needs_morestack(kGuard + kHuge - kStackSmall, kGuard, kHuge));
-  EXPECT_FALSE(needs_morestack(kGuard + kHuge - kStackSmall + 1, kGuard, kHuge));
+  EXPECT_FALSE(
+      needs_morestack(kGuard + kHuge - kStackSmall + 1, kGuard, kHuge));
   EXPECT_TRUE(needs_morestack(0x10000, 0x1000, std::size_t{1} << 40))
       << "sp - frame wraps below 0: it must not look like a high address";
   EXPECT_TRUE(needs_morestack(kStackBig + 1, 0, ~std::size_t{0}));
@@ -76,7 +82,8 @@ TEST(Newstack, PreemptsWhenTheMCan) {
 // with its real guard, and the request waits in gp.preempt until releasem.
 TEST(Newstack, DefersTheRequestInACriticalSectionAndReleasemRearmsIt) {
   for (int why = 0; why < 4; ++why) {
-    SCOPED_TRACE("the M cannot be preempted because of reason " + std::to_string(why));
+    SCOPED_TRACE("the M cannot be preempted because of reason " +
+                 std::to_string(why));
     G gp;
     malg(gp, kLo, kSize);
     M m;
@@ -145,14 +152,17 @@ TEST(Newstack, PastTheLimitIsAStackOverflow) {
     newstack(gp, m, gp.stack_lo + 500, 64);
     ADD_FAILURE() << "grew past the 1000000000-byte limit";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("goroutine stack exceeds 1000000000-byte limit"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "goroutine stack exceeds 1000000000-byte limit"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(gp.stack_hi - gp.stack_lo, std::size_t{512} << 20) << "nothing moved";
+  EXPECT_EQ(gp.stack_hi - gp.stack_lo, std::size_t{512} << 20)
+      << "nothing moved";
   G small;
   malg(small, kLo, kSize);
-  EXPECT_THROW(newstack(small, m, kLo + 1000, std::size_t{1} << 31), std::runtime_error)
+  EXPECT_THROW(newstack(small, m, kLo + 1000, std::size_t{1} << 31),
+               std::runtime_error)
       << "a 2 GiB frame can never fit";
 }
 
@@ -177,14 +187,20 @@ TEST(PrologueProperty, RandomFramesAgainstExactArithmetic) {
     for (int i = 0; i < 5000; ++i) {
       // Above kStackBig, as the runtime keeps every stack pointer.
       std::uintptr_t sp = kStackBig + 1 + (rng.next() >> (1 + rng.below(63)));
-      std::uintptr_t guard = rng.below(4) == 0 ? kStackPreempt : rng.next() >> rng.below(64);
-      std::size_t frame = rng.below(3) == 0 ? rng.below(kStackSmall + 1)
-                                            : static_cast<std::size_t>(rng.next() >> rng.below(64));
-      __int128 end = static_cast<__int128>(sp) -
-                     (frame > kStackSmall ? static_cast<__int128>(frame - kStackSmall) : 0);
+      std::uintptr_t guard =
+          rng.below(4) == 0 ? kStackPreempt : rng.next() >> rng.below(64);
+      std::size_t frame =
+          rng.below(3) == 0
+              ? rng.below(kStackSmall + 1)
+              : static_cast<std::size_t>(rng.next() >> rng.below(64));
+      __int128 end =
+          static_cast<__int128>(sp) -
+          (frame > kStackSmall ? static_cast<__int128>(frame - kStackSmall)
+                               : 0);
       bool want = end <= static_cast<__int128>(guard);
       ASSERT_EQ(needs_morestack(sp, guard, frame), want)
-          << "sp " << sp << " guard " << guard << " frame " << frame << " seed " << seed;
+          << "sp " << sp << " guard " << guard << " frame " << frame << " seed "
+          << seed;
     }
   }
 }

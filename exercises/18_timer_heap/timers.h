@@ -24,9 +24,9 @@ enum class Status : std::uint8_t {
 
 /// A timer (Go's runtime timer).
 struct Timer {
-  int id = 0;                 ///< a test's label
-  std::int64_t when = 0;      ///< deadline, nanoseconds; > 0 while in a heap
-  std::int64_t period = 0;    ///< > 0: fires again every period
+  int id = 0;               ///< a test's label
+  std::int64_t when = 0;    ///< deadline, nanoseconds; > 0 while in a heap
+  std::int64_t period = 0;  ///< > 0: fires again every period
   std::function<void(Timer&)> f;  ///< run when it fires (may be empty)
   Status status = Status::kRemoved;
 };
@@ -37,8 +37,9 @@ struct P {
   /// The heap: a 4-ary min-heap by `when`: the parent of index i is
   /// (i - 1) / 4, its children 4i + 1 .. 4i + 4.
   std::vector<Timer*> timers;
-  int deleted = 0;           ///< kDeleted timers still in `timers` (Go's deletedTimers)
-  std::int64_t timer0_when = 0;  ///< timers[0]->when, or 0 if empty (Go's timer0When)
+  int deleted = 0;  ///< kDeleted timers still in `timers` (Go's deletedTimers)
+  /// timers[0]->when, or 0 if empty (Go's timer0When).
+  std::int64_t timer0_when = 0;
   std::uint64_t comparisons = 0;  ///< calls of less() on this P (for the tests)
 };
 
@@ -48,7 +49,8 @@ inline bool less(P& pp, const Timer* a, const Timer* b) {
   return a->when < b->when;
 }
 
-// ---- Yours: timers.cc ----------------------------------------------------------
+// ---- Yours: timers.cc
+// ----------------------------------------------------------
 
 /// Go's siftupTimer: the timer at index i moves up while it fires before
 /// its parent.

@@ -30,13 +30,14 @@ namespace {
     }
   }
   if (pp.timer0_when != (pp.timers.empty() ? 0 : pp.timers[0]->when)) {
-    return ::testing::AssertionFailure() << "timer0_when " << pp.timer0_when
-                                         << " is not the top's when";
+    return ::testing::AssertionFailure()
+           << "timer0_when " << pp.timer0_when << " is not the top's when";
   }
   return ::testing::AssertionSuccess();
 }
 
-std::vector<std::unique_ptr<Timer>> make_timers(const std::vector<std::int64_t>& whens) {
+std::vector<std::unique_ptr<Timer>> make_timers(
+    const std::vector<std::int64_t>& whens) {
   std::vector<std::unique_ptr<Timer>> ts;
   for (std::size_t i = 0; i < whens.size(); ++i) {
     ts.push_back(std::make_unique<Timer>());
@@ -63,7 +64,8 @@ TEST(Heap, AddKeepsAFourAryHeapInFewComparisons) {
     addtimer(pp, *ts[i]);
     ASSERT_TRUE(is_heap4(pp)) << "after adding timer " << i;
     ASSERT_EQ(ts[i]->status, Status::kWaiting);
-    ASSERT_LE(pp.comparisons - before, static_cast<std::uint64_t>(levels(i + 1)))
+    ASSERT_LE(pp.comparisons - before,
+              static_cast<std::uint64_t>(levels(i + 1)))
         << "siftup compares with one parent per level";
   }
 }
@@ -122,9 +124,12 @@ TEST(CheckTimers, RunsDueTimersEarliestFirstAndSkipsDeletedOnes) {
   ASSERT_TRUE(deltimer(pp, *ts[1]));  // 10, at the top
   ASSERT_TRUE(deltimer(pp, *ts[7]));  // 40
   EXPECT_EQ(check_timers(pp, 55), 3);
-  EXPECT_EQ(ran, (std::vector<std::int64_t>{20, 30, 50})) << "earliest first, none deleted";
-  for (int i : {2, 3, 5}) EXPECT_EQ(ts[i]->status, Status::kRemoved) << "fired one-shot";
-  EXPECT_EQ(ts[1]->status, Status::kRemoved) << "a deleted timer met at the top is taken out";
+  EXPECT_EQ(ran, (std::vector<std::int64_t>{20, 30, 50}))
+      << "earliest first, none deleted";
+  for (int i : {2, 3, 5})
+    EXPECT_EQ(ts[i]->status, Status::kRemoved) << "fired one-shot";
+  EXPECT_EQ(ts[1]->status, Status::kRemoved)
+      << "a deleted timer met at the top is taken out";
   EXPECT_EQ(ts[7]->status, Status::kRemoved);
   EXPECT_EQ(pp.deleted, 0);
   EXPECT_EQ(pp.timers.size(), 5u);
@@ -184,7 +189,8 @@ TEST(Addtimer, RejectsAnInitializedTimerAndBadInput) {
       addtimer(pp, x);
       ADD_FAILURE() << "addtimer accepted it; expected \"" << what << "\"";
     } catch (const std::logic_error& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos)
+          << e.what();
     }
   };
   expect_throw(t, "addtimer called with initialized timer");
@@ -239,13 +245,15 @@ TEST(TimersProperty, RandomOperationsAgainstASortedModel) {
           want.push_back(model.begin()->second);
           model.erase(model.begin());
         }
-        ASSERT_EQ(n, static_cast<int>(want.size())) << "seed " << seed << " step " << step;
+        ASSERT_EQ(n, static_cast<int>(want.size()))
+            << "seed " << seed << " step " << step;
         ASSERT_EQ(ran.size(), want.size());
         for (std::size_t i = 0; i < ran.size(); ++i) {
           ASSERT_EQ(ran[i]->when, want[i]->when)
               << "fired out of order; seed " << seed << " step " << step;
         }
-        ASSERT_LE(pp.deleted, static_cast<int>(pp.timers.size()) / 4) << "seed " << seed;
+        ASSERT_LE(pp.deleted, static_cast<int>(pp.timers.size()) / 4)
+            << "seed " << seed;
       }
       ASSERT_TRUE(is_heap4(pp)) << "seed " << seed << " step " << step;
       int waiting = 0;

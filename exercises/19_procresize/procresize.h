@@ -32,11 +32,11 @@ enum class PStatus { kIdle, kRunning, kDead };
 struct P {
   int id = 0;
   PStatus status = PStatus::kIdle;
-  M* m = nullptr;              ///< the M it is handed to, or null
-  G* runnext = nullptr;        ///< Go's runnext
-  std::deque<G*> runq;         ///< its local run queue, head first
-  std::vector<long> timers;    ///< its timers (their deadlines; order free)
-  std::vector<G*> gfree;       ///< its free dead Gs
+  M* m = nullptr;            ///< the M it is handed to, or null
+  G* runnext = nullptr;      ///< Go's runnext
+  std::deque<G*> runq;       ///< its local run queue, head first
+  std::vector<long> timers;  ///< its timers (their deadlines; order free)
+  std::vector<G*> gfree;     ///< its free dead Gs
 };
 
 /// The scheduler's state that procresize reads and writes.
@@ -44,10 +44,11 @@ struct Sched {
   /// allp: allp[i]->id == i; the first gomaxprocs are in use.
   std::vector<std::unique_ptr<P>> allp;
   int gomaxprocs = 0;
-  std::deque<G*> grq;          ///< the global run queue, head first
-  std::vector<P*> pidle;       ///< idle Ps; pidleput pushes at the back, pidleget pops it
-  std::vector<M*> midle;       ///< idle Ms; mget pops the back (null if none)
-  std::vector<G*> gfree;       ///< the global free list of dead Gs
+  std::deque<G*> grq;  ///< the global run queue, head first
+  /// Idle Ps: pidleput pushes at the back, pidleget pops it.
+  std::vector<P*> pidle;
+  std::vector<M*> midle;  ///< idle Ms; mget pops the back (null if none)
+  std::vector<G*> gfree;  ///< the global free list of dead Gs
   /// Ps trimmed from allp (Go keeps them too: an M in a system call may
   /// still point at one). procresize appends to it, in id order.
   std::vector<std::unique_ptr<P>> retired;

@@ -61,7 +61,8 @@ TEST(Procresize, ABadCountThrowsAndChangesNothing) {
       procresize(w.sched, w.self, n);
       ADD_FAILURE() << "procresize(" << n << ") returned";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("procresize: invalid arg"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("procresize: invalid arg"),
+                std::string::npos)
           << e.what();
     }
   }
@@ -157,7 +158,8 @@ TEST(Procresize, PsWithWorkGetAnIdleMLowestIdFirst) {
   EXPECT_EQ(w.sched.allp[2]->m, &b) << "mget from P 3 down: P 2 asks first";
   EXPECT_EQ(w.sched.allp[0]->m, &a);
   EXPECT_EQ(ids(w.sched.pidle), (std::vector<int>{3}));
-  for (P* p : runnable) EXPECT_EQ(p->status, PStatus::kIdle) << "idle until its M takes it";
+  for (P* p : runnable)
+    EXPECT_EQ(p->status, PStatus::kIdle) << "idle until its M takes it";
   // No idle M left: the P is still listed, with no M.
   World w2(2, 0);
   w2.sched.allp[1]->runq = {w2.g(5)};
@@ -182,7 +184,9 @@ TEST(ProcresizeProperty, RandomResizesLoseNothing) {
           G* g = w.g(++next_id);
           all.insert(g);
           switch (rng.below(3)) {
-            case 0: p->runq.push_back(g); break;
+            case 0:
+              p->runq.push_back(g);
+              break;
             case 1:
               if (p->runnext == nullptr) {
                 p->runnext = g;
@@ -190,7 +194,9 @@ TEST(ProcresizeProperty, RandomResizesLoseNothing) {
                 p->gfree.push_back(g);
               }
               break;
-            default: p->gfree.push_back(g); break;
+            default:
+              p->gfree.push_back(g);
+              break;
           }
         }
         if (rng.below(2) == 0) {
@@ -201,7 +207,8 @@ TEST(ProcresizeProperty, RandomResizesLoseNothing) {
       int n = 1 + static_cast<int>(rng.below(6));
       w.sched.pidle.clear();  // the caller's Ms took their Ps meanwhile
       std::vector<P*> runnable = procresize(w.sched, w.self, n);
-      SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round));
+      SCOPED_TRACE("seed " + std::to_string(seed) + " round " +
+                   std::to_string(round));
       ASSERT_EQ(w.sched.allp.size(), static_cast<std::size_t>(n));
       ASSERT_EQ(w.sched.gomaxprocs, n);
       std::multiset<const G*> seen(w.sched.grq.begin(), w.sched.grq.end());
@@ -215,7 +222,8 @@ TEST(ProcresizeProperty, RandomResizesLoseNothing) {
         seen.insert(p->gfree.begin(), p->gfree.end());
         t += p->timers.size();
         bool work = !p->runq.empty() || p->runnext != nullptr;
-        bool idle = std::count(w.sched.pidle.begin(), w.sched.pidle.end(), p) == 1;
+        bool idle =
+            std::count(w.sched.pidle.begin(), w.sched.pidle.end(), p) == 1;
         bool listed = std::count(runnable.begin(), runnable.end(), p) == 1;
         if (p == w.self.p) {
           ASSERT_EQ(p->status, PStatus::kRunning);
@@ -229,7 +237,8 @@ TEST(ProcresizeProperty, RandomResizesLoseNothing) {
       for (auto& r : w.sched.retired) {
         ASSERT_EQ(r->status, PStatus::kDead);
         t += r->timers.size();
-        ASSERT_TRUE(r->runq.empty() && r->runnext == nullptr && r->gfree.empty());
+        ASSERT_TRUE(r->runq.empty() && r->runnext == nullptr &&
+                    r->gfree.empty());
       }
       ASSERT_EQ(t, timers) << "a timer was lost";
       ASSERT_EQ(seen.size(), all.size()) << "a goroutine was lost or doubled";

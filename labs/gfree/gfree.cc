@@ -13,13 +13,15 @@ namespace gmp::stage3 {
 
 G* Runtime::gfget(P* pp) {
   (void)pp;
-  throw std::logic_error("not written yet: Runtime::gfget (labs/gfree/gfree.cc)");
+  throw std::logic_error(
+      "not written yet: Runtime::gfget (labs/gfree/gfree.cc)");
 }
 
 void Runtime::gfput(P* pp, G* gp) {
   (void)pp;
   (void)gp;
-  throw std::logic_error("not written yet: Runtime::gfput (labs/gfree/gfree.cc)");
+  throw std::logic_error(
+      "not written yet: Runtime::gfput (labs/gfree/gfree.cc)");
 }
 
 }  // namespace gmp::stage3

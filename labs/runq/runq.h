@@ -52,13 +52,15 @@ class LocalRunQueue {
       (void)gp;
       (void)next;
       (void)overflow;
-      throw std::logic_error("not written yet: LocalRunQueue::Owner::put (labs/runq/runq.h)");
+      throw std::logic_error(
+          "not written yet: LocalRunQueue::Owner::put (labs/runq/runq.h)");
     }
 
     /// Go's runqget: {runnext, true} if set, else {the head, false}, else
     /// {nullptr, false}.
     std::pair<G*, bool> get() {
-      throw std::logic_error("not written yet: LocalRunQueue::Owner::get (labs/runq/runq.h)");
+      throw std::logic_error(
+          "not written yet: LocalRunQueue::Owner::get (labs/runq/runq.h)");
     }
 
     /// Go's runqsteal: half of `victim`'s queue (rounded up) moves to this
@@ -68,7 +70,8 @@ class LocalRunQueue {
     G* steal(Stealer victim, bool steal_runnext) {
       (void)victim;
       (void)steal_runnext;
-      throw std::logic_error("not written yet: LocalRunQueue::Owner::steal (labs/runq/runq.h)");
+      throw std::logic_error(
+          "not written yet: LocalRunQueue::Owner::steal (labs/runq/runq.h)");
     }
 
    private:
@@ -92,12 +95,16 @@ class LocalRunQueue {
 
   /// Goroutines in the ring (runnext not counted). Any thread; a snapshot.
   std::uint32_t size() const {
-    throw std::logic_error("not written yet: LocalRunQueue::size (labs/runq/runq.h)");
+    throw std::logic_error(
+        "not written yet: LocalRunQueue::size (labs/runq/runq.h)");
   }
 
   /// Go's runqempty: neither the ring nor runnext holds a goroutine. Any
   /// thread; must not miss a goroutine moving from runnext to the ring.
-  bool empty() const { throw std::logic_error("not written yet: LocalRunQueue::empty (labs/runq/runq.h)"); }
+  bool empty() const {
+    throw std::logic_error(
+        "not written yet: LocalRunQueue::empty (labs/runq/runq.h)");
+  }
 
   /// The owner's handle.
   Owner owner() noexcept { return Owner(*this); }
