@@ -87,10 +87,10 @@ class BasicChan {
       if (wake != nullptr) S::ready(*wake);
       return;
     }
-    Sudog me(g, S::goid(g));  // block until a receiver takes `value`
-    me.elem = &value;
-    park_on<S>(sendq_, me, lk, WaitReason::kChanSend);
-    if (!me.success) throw Panic("send on closed channel");  // woken by close
+    OwnSudog<S> me(g);  // block until a receiver takes `value`
+    me->elem = &value;
+    park_on<S>(sendq_, *me, lk, WaitReason::kChanSend);
+    if (!me->success) throw Panic("send on closed channel");  // woken by close
   }
 
   /// Sends `value` only if that needs no wait (Go's `select { case ch <- v:
@@ -124,9 +124,9 @@ class BasicChan {
       if (wake != nullptr) S::ready(*wake);
       return slot;
     }
-    Sudog me(g, S::goid(g));  // block until a sender fills `slot`
-    me.elem = &slot;
-    park_on<S>(recvq_, me, lk, WaitReason::kChanReceive);
+    OwnSudog<S> me(g);  // block until a sender fills `slot`
+    me->elem = &slot;
+    park_on<S>(recvq_, *me, lk, WaitReason::kChanReceive);
     return slot;  // still empty when woken by close
   }
 

@@ -55,8 +55,8 @@ class BasicMutex {
       locked_ = true;
       return;
     }
-    Sudog<G> me(g, S::goid(g));
-    park_on<S>(waiters_, me, lk, WaitReason::kSyncMutexLock);
+    OwnSudog<S> me(g);
+    park_on<S>(waiters_, *me, lk, WaitReason::kSyncMutexLock);
     // unlock() handed the mutex to us: locked_ stayed true.
   }
 

@@ -30,6 +30,7 @@
 #include <concepts>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,8 @@ namespace gmp {
 ///    sudog, and a select's other cases, are then unlinked from their
 ///    queues: sudog.h).
 ///  - `ready(sudog)`: step 3; the caller claimed `sudog`; any goroutine.
+///  - `sudog_slot(g)`: where g keeps its sudog for a wait on one object, in
+///    its G (OwnSudog below); only g itself uses it.
 template <class S>
 concept Scheduler =
     requires(typename S::G g, Sudog<typename S::G>& s, ParkUnlock unlock,
@@ -66,13 +69,46 @@ concept Scheduler =
       { S::runtime_of(g) } -> std::convertible_to<const void*>;
       { S::park(s, unlock, why) } -> std::same_as<bool>;
       { S::ready(s) } noexcept -> std::same_as<void>;
+      { S::sudog_slot(g) } noexcept
+          -> std::same_as<std::optional<Sudog<typename S::G>>&>;
     };
 
+/// The calling goroutine's sudog for one wait on one object (a channel
+/// operation, Mutex::lock, WaitGroup::wait), made in its G for the wait and
+/// ended with the scope, however the scope ends (a Goexit too).
+///
+/// Go takes a sudog from its P's cache for every wait (acquireSudog) and
+/// gives it back after (releaseSudog). A goroutine outside select waits on
+/// one object at a time, so the course keeps one sudog in each G instead:
+/// nothing to allocate, and a waker that walks a queue of waiters (close,
+/// the last WaitGroup::done) touches their Gs, which it must touch anyway
+/// to ready them, and not their stacks, each on a page of its own
+/// (benchmark: parked goroutines). A select's cases, one sudog each, stay
+/// on its stack (select.h).
+template <Scheduler S>
+class OwnSudog {
+ public:
+  /// g's sudog, made anew; g is the calling goroutine.
+  explicit OwnSudog(typename S::G g) noexcept
+      : slot_(S::sudog_slot(g)), s_(slot_.emplace(g, S::goid(g))) {}
+  ~OwnSudog() { slot_.reset(); }
+  OwnSudog(const OwnSudog&) = delete;
+  OwnSudog& operator=(const OwnSudog&) = delete;
+
+  Sudog<typename S::G>& operator*() const noexcept { return s_; }
+  Sudog<typename S::G>* operator->() const noexcept { return &s_; }
+
+ private:
+  std::optional<Sudog<typename S::G>>& slot_;  // in the G; owned by g
+  Sudog<typename S::G>& s_;                     // *slot_
+};
+
 /// Parks the calling goroutine on queue `q` of an object whose lock is held
-/// by `lock`, with sudog `s` on its own stack (Go's goparkunlock). Returns,
-/// with `lock` released, once a waker claimed `s` and readied the goroutine;
-/// throws gmp::Goexit if the runtime cancelled the wait. Fill in what the
-/// waker needs (a channel's `elem`) before calling.
+/// by `lock`, with sudog `s`: its OwnSudog, or a select's case (Go's
+/// goparkunlock). Returns, with `lock` released, once a waker claimed `s`
+/// and readied the goroutine; throws gmp::Goexit if the runtime cancelled
+/// the wait. Fill in what the waker needs (a channel's `elem`) before
+/// calling.
 template <Scheduler S>
 void park_on(WaitQ<typename S::G>& q, Sudog<typename S::G>& s,
              std::unique_lock<RuntimeLock>& lock, WaitReason why) {

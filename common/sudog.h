@@ -3,10 +3,11 @@
 ///
 /// ```unparsed
 /// A goroutine that blocks on a channel, mutex or wait group puts a sudog on
-/// that object's wait queue and parks. The sudog lives on the waiting
-/// goroutine's own stack for as long as it waits: nothing is allocated.
-/// (A sleep's lives in the G, beside the G's timer: a timer that fires
-/// touches the G only, not the sleeper's stack.)
+/// that object's wait queue and parks. The sudog lives in the waiting
+/// goroutine's G for as long as it waits (scheduler.h's OwnSudog; a
+/// sleep's too, as the arg of the G's timer): nothing is allocated, and
+/// whoever wakes it touches the G only, not the goroutine's stack. A
+/// select's cases, one sudog each, live on the selecting goroutine's stack.
 ///
 /// Claiming (the "Delicate dance" of this file)
 /// ---------------------------------------------
@@ -18,9 +19,9 @@
 /// Each party first tries to move `state` from kWaiting to its own value with
 /// one compare-and-swap. Only the winner wakes the goroutine, so a goroutine
 /// is never woken twice, and its sudog is never touched after it has been
-/// woken (which would be a use-after-free: the sudog is on its stack, or,
-/// a sleep's, made anew by its next sleep). Go uses the same idea for
-/// select (g.selectDone) and timers.
+/// woken (that would corrupt the goroutine's next wait, whose sudog is made
+/// anew in the same G, or, a select's, read a stack frame that is gone).
+/// Go uses the same idea for select (g.selectDone) and timers.
 ///
 /// A select (select.h) waits on several queues at once, with one sudog per
 /// case, chained by `waitlink` (Go's). The cases share one claim: every

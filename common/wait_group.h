@@ -89,11 +89,11 @@ class BasicWaitGroup {
     G g = S::current_g("WaitGroup::wait");
     std::unique_lock lk(lock_);
     if (count_ == 0) return;
-    Sudog<G> me(g, S::goid(g));
-    park_on<S>(waiters_, me, lk, WaitReason::kSyncWaitGroupWait);
+    OwnSudog<S> me(g);
+    park_on<S>(waiters_, *me, lk, WaitReason::kSyncWaitGroupWait);
     // Woken by the release that brought the counter to zero; its record
     // came with the wakeup.
-    auto* release = static_cast<Release*>(me.elem);
+    auto* release = static_cast<Release*>(me->elem);
     bool reused = release->reused.load(std::memory_order_relaxed);
     Release::drop(release);
     if (reused) {

@@ -27,6 +27,10 @@ Sched::G Sched::current_g(const char* op) {
 
 std::uint64_t Sched::goid(G g) noexcept { return g->goid; }
 
+std::optional<Sudog<Sched::G>>& Sched::sudog_slot(G g) noexcept {
+  return g->sudog;
+}
+
 const void* Sched::runtime_of(G g) noexcept { return g->rt; }
 
 bool Sched::park(Sudog<G>& s, ParkUnlock unlock, WaitReason why) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 
 #include "common/park_unlock.h"
 #include "common/sudog.h"
@@ -40,6 +41,9 @@ struct Sched {
 
   /// Go's goready: wakes the worker thread of `s`, which the caller claimed.
   static void ready(Sudog<G>& s) noexcept;
+
+  /// Where the goroutine running on `g` keeps its sudog (OwnSudog).
+  static std::optional<Sudog<G>>& sudog_slot(G g) noexcept;
 
   /// Go's addtimer: `t` into the calling goroutine's runtime's timer heap
   /// (common/time.h's TimerScheduler); the timer thread fires it.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <thread>
 
 #include "common/note.h"
@@ -36,6 +37,10 @@ struct Worker {
   /// The park/ready handshake: cleared and slept on by this worker's
   /// goroutine, woken by whoever claimed its sudog (Note is thread-safe).
   Note note;
+  /// The sudog of the goroutine running here, for a wait on one object
+  /// (common/scheduler.h's OwnSudog). Owned by that goroutine, which makes
+  /// it for a wait and ends it after; its waker touches it as any sudog.
+  std::optional<Sudog<Worker*>> sudog;
 
   // Protected by rt->mu_. The worker itself writes them (with mu_ held) and
   // may read them without mu_; other threads read them with mu_ held.

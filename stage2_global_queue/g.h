@@ -95,12 +95,12 @@ struct G {
   /// The timer of its sleep_for (Go's g.timer): f null, arg its sudog; in
   /// the runtime's timer heap while it sleeps (heap fields: sched lock).
   RuntimeTimer timer;
-  /// The sudog of its sleep_for, beside its timer (whose arg it is), so
-  /// that a firing claims it without touching the sleeper's stack: only
-  /// the G, as Go's goroutineReady. Engaged and reset by the goroutine
-  /// itself, around one sleep; the claim in it is raced for as any
-  /// sudog's (Sudog::state).
-  std::optional<Sudog<G*>> sleep_sudog;
+  /// Its sudog for a wait on one object (a channel operation, a Mutex, a
+  /// WaitGroup: common/scheduler.h's OwnSudog) or for a sleep_for, where
+  /// it is the timer's arg: whoever wakes it touches the G only, not the
+  /// goroutine's stack. Engaged and reset by the goroutine itself, around
+  /// one wait; the claim in it is raced for as any sudog's (Sudog::state).
+  std::optional<Sudog<G*>> sudog;
   /// When it parked (coarse_now(), as steady_clock ticks); relaxed: read
   /// by goroutine dumps while the goroutine may park again.
   std::atomic<std::chrono::steady_clock::rep> waitsince{0};

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 
 #include "common/runtime_lock.h"
 #include "common/park_unlock.h"
@@ -40,6 +41,11 @@ struct Sched {
   /// Go's goready: makes the goroutine of `s` (claimed by the caller)
   /// runnable again, at the back of the global run queue.
   static void ready(Sudog<G>& s) noexcept;
+
+  /// Where `g` keeps its sudog for a wait on one object (OwnSudog).
+  static std::optional<Sudog<G>>& sudog_slot(G g) noexcept {
+    return g->sudog;
+  }
 
   /// Go's addtimer: `t` into the calling goroutine's runtime's timer heap
   /// (common/time.h's TimerScheduler).

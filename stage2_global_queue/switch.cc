@@ -164,10 +164,10 @@ bool park_current(G* gp, Sudog<G*>& s, ParkUnlock unlock, WaitReason why,
 }
 
 bool park_sleep(G* gp, std::chrono::nanoseconds d) noexcept {
-  Sudog<G*>& s = gp->sleep_sudog.emplace(gp, gp->goid);
+  Sudog<G*>& s = gp->sudog.emplace(gp, gp->goid);
   bool woke = park_current(gp, s, ParkUnlock{}, WaitReason::kSleep,
                            wake_time(d));
-  gp->sleep_sudog.reset();
+  gp->sudog.reset();
   return woke;
 }
 

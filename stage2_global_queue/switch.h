@@ -40,7 +40,7 @@ bool park_current(G* gp, Sudog<G*>& s, ParkUnlock unlock, WaitReason why,
                   std::chrono::steady_clock::time_point until) noexcept;
 
 /// Parks the running goroutine `gp` for `d` (positive) on its own timer,
-/// with the sleep's sudog in its G (G::sleep_sudog): sleep_for's park, for
+/// with the sleep's sudog in its G (G::sudog): sleep_for's park, for
 /// every stage's. Returns false when cancelled at exit. On gp.
 bool park_sleep(G* gp, std::chrono::nanoseconds d) noexcept;
 

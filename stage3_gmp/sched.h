@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 
 #include "common/runtime_lock.h"
 #include "common/park_unlock.h"
@@ -46,6 +47,11 @@ struct Sched {
   /// Go's goready: the goroutine of `s` (claimed by the caller) goes to the
   /// calling goroutine's P as runnext, and an idle P is woken if needed.
   static void ready(Sudog<G>& s) noexcept;
+
+  /// Where `g` keeps its sudog for a wait on one object (OwnSudog).
+  static std::optional<Sudog<G>>& sudog_slot(G g) noexcept {
+    return g->sudog;
+  }
 };
 
 }  // namespace gmp::stage3
