@@ -434,6 +434,56 @@ void run_ms(std::uint64_t seed, int nms, int ngs, long calls,
   if (run.failures.empty()) check_accounting(run, ms, gs);
 }
 
+// The M writes `payload` as its P's owner, then enters a call; sysmon
+// retakes the P and reads it. Only entersyscall's release of kSyscall and
+// retake's acquire order that write before that read: without either,
+// ThreadSanitizer reports a data race on `payload`, on any machine. (The
+// other way, sysmon's release of `taken` orders its read before the M's
+// next write.)
+void retake_publication(std::uint64_t seed, int rounds) {
+  Sched s(1);
+  M m;
+  m.id = 1;
+  G g;
+  g.id = 1;
+  start_running(s, m, g);
+  if (::testing::Test::HasFatalFailure()) return;
+  int payload = 0;  // plain: written by the P's owner, read by its retaker
+  std::atomic<int> taken{0};  // rounds sysmon has finished with
+  std::atomic<int> bad_payload{0}, bad_path{0};
+  run_threads(2, seed, [&](int who, Chaos& chaos) {
+    if (who == 0) {  // the M
+      for (int r = 1; r <= rounds; ++r) {
+        payload = r;
+        s.entersyscall(&m);
+        while (taken.load(std::memory_order_acquire) < r) chaos.point();
+        if (s.exitsyscall(&m) != ExitPath::kIdleP) {
+          bad_path.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      return;
+    }
+    for (int r = 1; r <= rounds; ++r) {  // sysmon
+      while (!s.retake(s.allp(0))) chaos.point();
+      if (payload != r) bad_payload.fetch_add(1, std::memory_order_relaxed);
+      taken.store(r, std::memory_order_release);
+    }
+  });
+  EXPECT_EQ(bad_payload.load(), 0)
+      << "sysmon retook the P before it saw what the M wrote as its owner "
+         "(a missing release/acquire on the P's status)";
+  EXPECT_EQ(bad_path.load(), 0)
+      << "returns that did not take the idle P (kIdleP) after a retake";
+}
+
+TEST(ExitsyscallStress, WhatTheMWroteBeforeTheCallIsSeenByTheRetaker) {
+  for (std::uint64_t seed : stress_seeds(4, "exitsyscall.publication")) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    retake_publication(seed, 2000);
+    if (HasFailure()) return;
+  }
+}
+
 TEST(ExitsyscallStress, FastPathWhenNobodyRetakes) {
   for (std::uint64_t seed : stress_seeds(6, "exitsyscall.fast_only")) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
