@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <array>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
+#include "common/go_func.h"
 #include "common/note.h"
 #include "common/runtime_lock.h"
 #include "common/timer.h"
@@ -205,6 +210,88 @@ TEST(TimerHeapTest, ATickerNeverLooksOutOfItsHeapWhileTicking) {
   EXPECT_EQ(seen_null.load(), 0);
   EXPECT_EQ(ticker.when, t0 + 200000 * ticker.period);
   EXPECT_EQ(heap.size(), 2u);
+}
+
+std::string target_type_name(const GoFunc& f) { return f.target_type().name(); }
+
+// ---- GoFunc ------------------------------------------------------------------
+
+// A callable that records where it was when called, and counts its
+// destructions (moved-from ones included, told apart by `live`).
+struct Where {
+  const void** at;
+  int* destroyed;
+  bool live = true;
+  Where(const void** a, int* d) : at(a), destroyed(d) {}
+  Where(Where&& o) noexcept : at(o.at), destroyed(o.destroyed) { o.live = false; }
+  ~Where() {
+    if (live) ++*destroyed;
+  }
+  void operator()() { *at = this; }
+};
+
+bool inside(const void* p, const GoFunc& f) {
+  auto* lo = reinterpret_cast<const char*>(&f);
+  auto* x = static_cast<const char*>(p);
+  return x >= lo && x < lo + sizeof(GoFunc);
+}
+
+TEST(GoFuncTest, ASmallCallableLivesInPlaceAndMovesWithIt) {
+  const void* at = nullptr;
+  int destroyed = 0;
+  {
+    GoFunc f(Where(&at, &destroyed));
+    ASSERT_TRUE(f);
+    f();
+    EXPECT_TRUE(inside(at, f)) << "a callable of " << sizeof(Where)
+                               << " bytes is kept in the GoFunc itself";
+    GoFunc g(std::move(f));
+    EXPECT_FALSE(f) << "a moved-from GoFunc is empty";
+    g();
+    EXPECT_TRUE(inside(at, g)) << "moved into the new GoFunc";
+    EXPECT_EQ(target_type_name(g), typeid(Where).name());
+    EXPECT_EQ(destroyed, 0);
+    g = nullptr;
+    EXPECT_EQ(destroyed, 1) << "= nullptr destroys the callable at once";
+    EXPECT_FALSE(g);
+  }
+  EXPECT_EQ(destroyed, 1) << "destroyed once, not again by the GoFunc";
+}
+
+TEST(GoFuncTest, ABigCallableLivesOnTheHeapAndIsDestroyedOnce) {
+  int destroyed = 0;
+  const void* at = nullptr;
+  std::array<char, 2 * GoFunc::kInline> big{};
+  big[0] = 7;
+  {
+    Where w(&at, &destroyed);
+    GoFunc f([w = std::move(w), big]() mutable { w(); });
+    f();
+    EXPECT_FALSE(inside(at, f)) << "bigger than kInline: on the heap";
+    GoFunc g;
+    g = std::move(f);
+    g();
+    EXPECT_FALSE(f);
+  }
+  EXPECT_EQ(destroyed, 1);
+}
+
+TEST(GoFuncTest, HoldsMoveOnlyCallablesAndMakesNothingOfEmptyOnes) {
+  auto owned = std::make_unique<int>(41);
+  int seen = 0;
+  GoFunc f([p = std::move(owned), &seen] { seen = *p + 1; });
+  f();
+  EXPECT_EQ(seen, 42);
+  void (*null_fn)() = nullptr;
+  EXPECT_FALSE(GoFunc(null_fn));
+  EXPECT_FALSE(GoFunc(std::function<void()>()));
+  EXPECT_FALSE(GoFunc(nullptr));
+  EXPECT_EQ(target_type_name(GoFunc()), typeid(void).name());
+  bool ran = false;
+  GoFunc from_function(std::function<void()>([&] { ran = true; }));
+  ASSERT_TRUE(from_function);
+  from_function();
+  EXPECT_TRUE(ran);
 }
 
 TEST(NoteTest, AWakeupBeforeTheSleepIsNotLost) {

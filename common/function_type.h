@@ -6,9 +6,10 @@
 /// Go's newproc records the function's start PC (g.startpc), a word it has
 /// at hand. The C++ equivalent is the callable's type: a constant where
 /// the compiler knows it, so go() takes it there, before the callable
-/// disappears into a std::function. Asked of a std::function afterwards
-/// (target_type()), it costs a call into the function's manager: about 20
-/// instructions per goroutine, measured on spawn+join.
+/// disappears into a std::function (stage 1) or a GoFunc (go_func.h,
+/// stages 2 to 5). Asked of a std::function afterwards (target_type()), it
+/// costs a call into the function's manager: about 20 instructions per
+/// goroutine, measured on spawn+join.
 /// ```
 #pragma once
 
@@ -18,25 +19,28 @@
 #include <typeinfo>
 #include <utility>
 
+#include "common/go_func.h"
+
 namespace gmp {
 
 /// The type of callable `fn`: free for a lambda or a function object; for a
-/// std::function, the type of what it holds (a call).
+/// std::function or a GoFunc, the type of what it holds (a call).
 template <class F>
 const std::type_info* function_type(const F& fn) noexcept {
   using T = std::remove_cvref_t<F>;
-  if constexpr (std::is_same_v<T, std::function<void()>>) {
+  if constexpr (std::is_same_v<T, std::function<void()>> ||
+                std::is_same_v<T, GoFunc>) {
     return &fn.target_type();
   } else {
     return &typeid(T);
   }
 }
 
-/// `fn` as the std::function<void()> a goroutine runs. A copyable callable
-/// goes in as it is; a move-only one (a lambda that owns a unique_ptr or a
-/// Conn), which std::function cannot hold, is moved into a shared holder
-/// whose pointer the std::function copies: one allocation more, for those
-/// only.
+/// `fn` as the std::function<void()> a stage 1 goroutine runs. A copyable
+/// callable goes in as it is; a move-only one (a lambda that owns a
+/// unique_ptr or a Conn), which std::function cannot hold, is moved into a
+/// shared holder whose pointer the std::function copies: one allocation
+/// more, for those only.
 template <class F>
 std::function<void()> go_function(F&& fn) {
   using T = std::decay_t<F>;

@@ -12,6 +12,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "common/go_func.h"
 #include "common/sudog.h"
 #include "common/timer.h"
 #include "common/wait_reason.h"
@@ -68,7 +69,7 @@ struct G {
   // M that runs the G first writes `stack` and the first `ctx`.)
   Stack stack;               ///< [lo, lo + size), guard below lo
   Gobuf ctx;               ///< registers while not running (the switch)
-  std::function<void()> fn;  ///< what it runs; destroyed by the G itself
+  GoFunc fn;  ///< what it runs (common/go_func.h); destroyed by the G itself
   /// Its id; 1 is main. Set by newproc before the goroutine is published
   /// (relaxed: casgstatus's release publishes it); atomic because reports
   /// read it while a dead G may be reused for a new goroutine.

@@ -48,7 +48,7 @@ void goroutine_entry(void* arg) noexcept {
   mcall_exit(m, gp);
 }
 
-G* Runtime::newproc(std::function<void()> fn, M* m,
+G* Runtime::newproc(GoFunc fn, M* m,
                      const std::type_info* type) {
   const bool is_main = m == nullptr;
   std::unique_lock lk(sched_);
@@ -491,7 +491,7 @@ void Sched::go_from_timer(std::function<void()> fn) {
   m->rt->newproc(std::move(fn), m, nullptr);
 }
 
-void go(std::function<void()> fn, const std::type_info* type) {
+void go(GoFunc fn, const std::type_info* type) {
   Sched::current_g("go");  // a UsageError on a plain thread
   if (!fn) throw UsageError("go called with an empty function");
   M* m = getm();

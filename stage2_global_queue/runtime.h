@@ -76,6 +76,7 @@
 #include "common/context.h"
 #include "common/counting_lock.h"
 #include "common/function_type.h"
+#include "common/go_func.h"
 #include "common/mutex.h"
 #include "common/select.h"
 #include "common/time.h"
@@ -176,7 +177,7 @@ class Runtime {
   // Hidden from Doxygen, which would merge a friend with every
   // stage's free function of the same name (documented below).
   /// \cond
-  friend void go(std::function<void()> fn, const std::type_info* type);
+  friend void go(GoFunc fn, const std::type_info* type);
   friend void yield();
   friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
@@ -191,7 +192,7 @@ class Runtime {
   // if main has already returned (the goroutine is dropped: `fn` is
   // destroyed by the caller, after the lock is released). One lock
   // acquisition when a dead G can be reused, which is the common case.
-  G* newproc(std::function<void()> fn, M* m, const std::type_info* type);
+  G* newproc(GoFunc fn, M* m, const std::type_info* type);
   G* malg();
   G* gfget();
   void gfput(G* gp);
@@ -288,7 +289,7 @@ class Runtime {
 
 /// go(fn)'s work, once fn's type is known (gmp::function_type, for the
 /// goroutine dumps and traces).
-void go(std::function<void()> fn, const std::type_info* type);
+void go(GoFunc fn, const std::type_info* type);
 
 /// Starts a new goroutine running `fn`, any callable with no arguments
 /// (Go's `go fn()`). Goroutine only (gmp::UsageError otherwise, or for an
@@ -298,7 +299,7 @@ void go(std::function<void()> fn, const std::type_info* type);
 template <class F>
 void go(F&& fn) {
   const std::type_info* type = function_type(fn);
-  go(go_function(std::forward<F>(fn)), type);  // move-only ones too
+  go(GoFunc(std::forward<F>(fn)), type);  // move-only ones too
 }
 
 /// Puts the calling goroutine at the back of the global run queue and runs

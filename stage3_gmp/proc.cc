@@ -26,7 +26,7 @@ constexpr std::uint64_t kGoidBatch = 16;  // Go's _GoidCacheBatch
 
 // ---- Goroutines ------------------------------------------------------------
 
-G* Runtime::newproc(std::function<void()> fn, M* m,
+G* Runtime::newproc(GoFunc fn, M* m,
                      const std::type_info* type) {
   if (exiting_.load(std::memory_order_acquire)) return nullptr;  // dropped
   P* pp = m != nullptr ? m->p : nullptr;

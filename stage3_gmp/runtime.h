@@ -116,6 +116,7 @@
 #include "common/context.h"
 #include "common/counting_lock.h"
 #include "common/function_type.h"
+#include "common/go_func.h"
 #include "common/mutex.h"
 #include "common/select.h"
 #include "common/time.h"
@@ -300,7 +301,7 @@ class Runtime {
   // Hidden from Doxygen, which would merge a friend with every
   // stage's free function of the same name (documented below).
   /// \cond
-  friend void go(std::function<void()> fn, const std::type_info* type);
+  friend void go(GoFunc fn, const std::type_info* type);
   friend void yield();
   friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
@@ -315,7 +316,7 @@ class Runtime {
   /// Go's newproc1. m is the caller's M, or null for main (made from run()'s
   /// plain thread: it goes to the GRQ); `type` is fn's (gmp::function_type).
   /// Returns null if main has returned.
-  G* newproc(std::function<void()> fn, M* m, const std::type_info* type);
+  G* newproc(GoFunc fn, M* m, const std::type_info* type);
   /// Go's malg: a new dead G, with no stack yet (gostartcallfn gives it
   /// one), in allgs_.
   G* malg();
@@ -817,7 +818,7 @@ void goroutine_entry(void* arg) noexcept;
 
 /// go(fn)'s work, once fn's type is known (gmp::function_type, for the
 /// goroutine dumps and traces).
-void go(std::function<void()> fn, const std::type_info* type);
+void go(GoFunc fn, const std::type_info* type);
 
 /// Starts a new goroutine running `fn`, any callable with no arguments
 /// (Go's `go fn()`): it goes to this P's runnext. Goroutine only; errors
@@ -825,7 +826,7 @@ void go(std::function<void()> fn, const std::type_info* type);
 template <class F>
 void go(F&& fn) {
   const std::type_info* type = function_type(fn);
-  go(go_function(std::forward<F>(fn)), type);  // move-only ones too
+  go(GoFunc(std::forward<F>(fn)), type);  // move-only ones too
 }
 
 /// Lets another goroutine run: the caller goes to the tail of its P's run

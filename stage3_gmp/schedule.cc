@@ -495,7 +495,7 @@ void Sched::go_from_timer(std::function<void()> fn) {
   m->rt->newproc(std::move(fn), m, nullptr);
 }
 
-void go(std::function<void()> fn, const std::type_info* type) {
+void go(GoFunc fn, const std::type_info* type) {
   M* m = current_m("go");
   if (!fn) throw UsageError("go called with an empty function");
   m->rt->newproc(std::move(fn), m, type);
