@@ -65,10 +65,21 @@ void run_threads(int n, std::uint64_t seed,
 /// solution misses only if it is stuck.
 bool eventually(const std::function<bool()>& done, double seconds);
 
+/// Seconds a test may run before the harness's watchdog ends it:
+/// GMP_EXERCISE_TEST_LIMIT if set (./course grade sets it 10 s below its
+/// --timeout), else 280 (the grader's default limit is 300).
+double test_limit_seconds();
+
 /// Ends the test binary with "HANG: <what> did not finish within N s" if
 /// its scope lasts longer than `seconds`: a hang (a lost wake-up, a worker
 /// that never exits) then fails its test with a reason instead of running
 /// into the grader's time limit. Put it first in a test body.
+///
+/// Every test also has one, armed by the harness at its start: a test
+/// that outlasts test_limit_seconds() ends the binary with "HANG: test
+/// Suite.Name did not finish within N s", before the grader's own limit
+/// kills it without a word. A Watchdog of the test's own, shorter, names
+/// what the test waits for.
 class Watchdog {
  public:
   Watchdog(const char* what, double seconds);

@@ -2,11 +2,17 @@
 // all run, skeletons throw a clear error.
 #include "exercises/testing/harness.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "exercises/testing/skeleton.h"
@@ -56,6 +62,33 @@ TEST(HarnessDeathTest, WatchdogEndsAHungScopeWithItsName) {
         for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       },
       ::testing::ExitedWithCode(1), "HANG: a hung scope did not finish");
+}
+
+// Runs only when asked (below): hangs, for the harness's watchdog to end.
+TEST(Harness, DISABLED_HangsUntilTheWatchdogEndsIt) {
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+// The harness's own watchdog, armed for every test (gtest does not tell a
+// death test's child that a test started, so this runs the binary again):
+// the test above, with a limit of 1 s, ends with the test's name.
+TEST(Harness, EveryTestHasAWatchdogThatNamesIt) {
+  std::string cmd =
+      "GMP_EXERCISE_TEST_LIMIT=1 /proc/" + std::to_string(getpid()) +
+      "/exe --gtest_also_run_disabled_tests "
+      "--gtest_filter=Harness.DISABLED_HangsUntilTheWatchdogEndsIt 2>&1";
+  FILE* child = popen(cmd.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, child) != nullptr) out += buf;
+  int status = pclose(child);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_NE(out.find("HANG: test Harness.DISABLED_HangsUntilTheWatchdogEndsIt "
+                     "did not finish within 1 s"),
+            std::string::npos)
+      << out;
 }
 
 TEST(Harness, NotWrittenNamesTheFunction) {

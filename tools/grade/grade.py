@@ -284,7 +284,10 @@ def run_test(binary, name, args):
     """Runs one test in its own process; returns (passed, message)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = pathlib.Path(tmp) / "report.json"
+        # The harness's per-test watchdog names a hung test 10 s before
+        # this time limit would kill it without a word.
         env = dict(os.environ, GMP_EXERCISE_SEED=str(args.seed),
+                   GMP_EXERCISE_TEST_LIMIT=str(max(1, args.timeout - 10)),
                    TEST_TMPDIR=tmp, **sanitizer_env(args.config))
         out = run_process([binary, f"--gtest_filter={name}",
                            f"--gtest_output=json:{report}"], env, args.timeout)
