@@ -95,7 +95,9 @@ class OwnSudog {
   OwnSudog(const OwnSudog&) = delete;
   OwnSudog& operator=(const OwnSudog&) = delete;
 
+  /// The sudog, to fill in (`elem`) and to park with.
   Sudog<typename S::G>& operator*() const noexcept { return s_; }
+  /// The sudog's fields (`elem`, `success`).
   Sudog<typename S::G>* operator->() const noexcept { return &s_; }
 
  private:
