@@ -4,9 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -32,61 +31,19 @@ void cpu_relax() noexcept {
 #endif
 }
 
-// Every test's watchdog (harness.h): one thread for the binary, armed at
-// each test's start and disarmed at its end. Its state is never destroyed
-// (the thread may outlive main's return, blocked on the condition).
-struct WatchdogState {
-  std::mutex mu;
-  std::condition_variable cv;  // a test started or ended
-  bool started = false;        // the thread runs (all fields: mu)
-  bool armed = false;          // a test runs
-  std::string name;            // which
-  std::chrono::steady_clock::time_point deadline;
-};
-
-WatchdogState& watchdog_state() {
-  static WatchdogState& s = *new WatchdogState;  // never destroyed
-  return s;
-}
-
-void watch() {
-  WatchdogState& s = watchdog_state();
-  std::unique_lock lk(s.mu);
-  for (;;) {
-    if (!s.armed) {
-      s.cv.wait(lk);
-    } else if (s.cv.wait_until(lk, s.deadline) == std::cv_status::timeout &&
-               s.armed && std::chrono::steady_clock::now() >= s.deadline) {
-      std::fprintf(stderr, "\nHANG: test %s did not finish within %.0f s\n",
-                   s.name.c_str(), test_limit_seconds());
-      std::fflush(stderr);
-      std::_Exit(1);
-    }
-  }
-}
-
+// Every test's watchdog (harness.h): a Watchdog made at the test's start
+// and ended at its end.
 class TestWatchdog : public ::testing::EmptyTestEventListener {
  public:
   void OnTestStart(const ::testing::TestInfo& t) override {
-    WatchdogState& s = watchdog_state();
-    std::lock_guard lk(s.mu);
-    s.name = std::string(t.test_suite_name()) + "." + t.name();
-    s.deadline = std::chrono::steady_clock::now() +
-                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(test_limit_seconds()));
-    s.armed = true;
-    if (!s.started) {
-      s.started = true;
-      std::thread(watch).detach();
-    }
-    s.cv.notify_one();
+    what_ = std::string("test ") + t.test_suite_name() + "." + t.name();
+    dog_.emplace(what_.c_str(), test_limit_seconds());
   }
-  void OnTestEnd(const ::testing::TestInfo&) override {
-    WatchdogState& s = watchdog_state();
-    std::lock_guard lk(s.mu);
-    s.armed = false;
-    s.cv.notify_one();
-  }
+  void OnTestEnd(const ::testing::TestInfo&) override { dog_.reset(); }
+
+ private:
+  std::string what_;  // the running test's name, which dog_ prints
+  std::optional<Watchdog> dog_;
 };
 
 // Registered before main runs: every test binary that links the harness.
