@@ -1,6 +1,6 @@
 // Stage 3's free lists of dead Gs: Go's gfget and gfput (proc.go). A P
 // keeps its own list (no lock); a full one spills a batch to the global
-// list under sched_, and an empty one refills from it. Lab "gfree"
+// list under gfree_lock_, and an empty one refills from it. Lab "gfree"
 // (labs/gfree) replaces this file.
 #include <mutex>
 
@@ -15,7 +15,7 @@ constexpr int kGFreeKeep = 32;  // ... down to 32; gfget refills to 32
 G* Runtime::gfget(P* pp) {
   if (pp->gfree == nullptr &&
       ngfree_.load(std::memory_order_relaxed) > 0) {  // a peek: rechecked
-    std::lock_guard lk(sched_);
+    std::lock_guard lk(gfree_lock_);
     while (pp->gfreecnt.load(std::memory_order_relaxed) < kGFreeKeep &&
            gfree_ != nullptr) {
       G* gp = gfree_;
@@ -39,7 +39,7 @@ void Runtime::gfput(P* pp, G* gp) {
   if (pp->gfreecnt.fetch_add(1, std::memory_order_relaxed) + 1 < kGFreeMax) {
     return;
   }
-  std::lock_guard lk(sched_);
+  std::lock_guard lk(gfree_lock_);
   while (pp->gfreecnt.load(std::memory_order_relaxed) > kGFreeKeep) {
     G* g = pp->gfree;
     pp->gfree = g->schedlink;

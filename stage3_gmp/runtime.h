@@ -700,7 +700,7 @@ class Runtime {
   }
 
   // ---- Go's sched.lock. Lock order: an object's lock (Chan, Mutex,
-  // WaitGroup), then sched_, then allglock_. Protected, not private: a
+  // WaitGroup), then sched_, then gfree_lock_, then allglock_. Protected, not private: a
   // later stage's state may live under the same lock, as Go's does.
   /// Protects the private fields below, up to stats_, except where a
   /// field's own note says otherwise (the atomics, stopnote_, allp_,
@@ -728,8 +728,6 @@ class Runtime {
   P* pidle_ = nullptr;  ///< idle Ps (Go's sched.pidle)
   std::atomic<std::int32_t> npidle_{0};  ///< written under sched_; read by
                                          ///< wakep and spinning checks
-  G* gfree_ = nullptr;  ///< global free list, fed by full P caches
-  std::atomic<int> ngfree_{0};  ///< written under sched_; peeked without it
   /// The idle M sleeping until the next timer (the M on duty), or null.
   /// Written under sched_; read without it by run_timers, which wants an
   /// M on duty for the next timer (relaxed: a hint, checked under sched_).
@@ -792,6 +790,14 @@ class Runtime {
   /// the stop under way (an M blocked on a plain lock would keep its P, and
   /// the stop would wait for it forever).
   Mutex worldsema_;
+
+  // ---- Protected by gfree_lock_ (Go's sched.gFree.lock): the global
+  // list of dead Gs. A lock of its own, not sched_, as in Go: a P's cache
+  // spills and refills there for every 32 goroutines that die or start,
+  // and would otherwise wait behind the run queue's batches.
+  mutable RuntimeLock gfree_lock_;  ///< protects gfree_; taken after sched_
+  G* gfree_ = nullptr;  ///< global free list, fed by full P caches
+  std::atomic<int> ngfree_{0};  ///< written under gfree_lock_; peeked without it
 
   // ---- Protected by allglock_ (Go's allglock): every G ever made.
   mutable RuntimeLock allglock_;  ///< Go's allglock: protects allgs_

@@ -115,12 +115,14 @@ void Runtime::procresize(M* m, int n) {
     std::vector<G*> gs;
     while (G* gp = pp->runq.owner().get().first) gs.push_back(gp);
     for (auto it = gs.rbegin(); it != gs.rend(); ++it) globrunqputhead(*it);
+    std::unique_lock gfree_lk(gfree_lock_);  // Go's gfpurge
     while (G* gp = pp->gfree) {
       pp->gfree = gp->schedlink;
       gp->schedlink = gfree_;
       gfree_ = gp;
       ngfree_.fetch_add(1, std::memory_order_relaxed);
     }
+    gfree_lk.unlock();
     pp->gfreecnt.store(0, std::memory_order_relaxed);
     pp->stackcache.flush(stacks_);
     // Its timers go to the caller's P (Go's moveTimers), or to P 0.

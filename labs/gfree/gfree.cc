@@ -3,7 +3,7 @@
 // stage3_gmp/gfree.cc: every go() and every goroutine's end goes through
 // your gfget and gfput. What you may use: P::gfree and P::gfreecnt (the
 // P's list, owner M only), Runtime::gfree_ and ngfree_ (the global list,
-// sched_ held; ngfree_ may be peeked without it), G::schedlink.
+// gfree_lock_ held; ngfree_ may be peeked without it), G::schedlink.
 #include <mutex>
 #include <stdexcept>
 
