@@ -6,15 +6,13 @@
 /// Go's newproc records the function's start PC (g.startpc), a word it has
 /// at hand. The C++ equivalent is the callable's type: a constant where
 /// the compiler knows it, so go() takes it there, before the callable
-/// disappears into a std::function (stage 1) or a GoFunc (go_func.h,
-/// stages 2 to 5). Asked of a std::function afterwards (target_type()), it
-/// costs a call into the function's manager: about 20 instructions per
-/// goroutine, measured on spawn+join.
+/// disappears into a GoFunc (go_func.h). Asked of a std::function or a
+/// GoFunc afterwards (target_type()), it costs a call into the function's
+/// manager: about 20 instructions per goroutine, measured on spawn+join.
 /// ```
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -33,22 +31,6 @@ const std::type_info* function_type(const F& fn) noexcept {
     return &fn.target_type();
   } else {
     return &typeid(T);
-  }
-}
-
-/// `fn` as the std::function<void()> a stage 1 goroutine runs. A copyable
-/// callable goes in as it is; a move-only one (a lambda that owns a
-/// unique_ptr or a Conn), which std::function cannot hold, is moved into a
-/// shared holder whose pointer the std::function copies: one allocation
-/// more, for those only.
-template <class F>
-std::function<void()> go_function(F&& fn) {
-  using T = std::decay_t<F>;
-  if constexpr (std::is_copy_constructible_v<T>) {
-    return std::function<void()>(std::forward<F>(fn));
-  } else {
-    auto held = std::make_shared<T>(std::forward<F>(fn));
-    return [held] { (*held)(); };
   }
 }
 

@@ -206,7 +206,7 @@ void Runtime::execute(Task task) {
 
 //! [newproc]
 // Protocol 1 (Go's newproc).
-void Runtime::newproc(std::function<void()> fn) {
+void Runtime::newproc(GoFunc fn) {
   std::unique_lock lk(mu_);
   if (state_ == State::kExiting) {
     lk.unlock();  // main has returned: never run; destroy fn without mu_
@@ -221,7 +221,7 @@ void Runtime::newproc(std::function<void()> fn) {
 }
 //! [newproc]
 
-void go(std::function<void()> fn) {
+void go(GoFunc fn) {
   Worker* w = Sched::current_g("go");
   if (!fn) throw UsageError("go called with an empty function");
   w->rt->newproc(std::move(fn));

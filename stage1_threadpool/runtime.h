@@ -70,7 +70,7 @@
 
 #include "common/chan.h"
 #include "common/context.h"
-#include "common/function_type.h"
+#include "common/go_func.h"
 #include "common/mutex.h"
 #include "common/timer.h"
 #include "common/select.h"
@@ -154,7 +154,7 @@ class Runtime {
   // Hidden from Doxygen, which would merge a friend with every
   // stage's free function of the same name (documented below).
   /// \cond
-  friend void go(std::function<void()> fn);
+  friend void go(GoFunc fn);
   friend void yield();
   friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
@@ -166,7 +166,7 @@ class Runtime {
   /// A goroutine that has not started yet: its id and its function.
   struct Task {
     std::uint64_t goid;
-    std::function<void()> fn;
+    GoFunc fn;
   };
 
   void start_workers();
@@ -174,7 +174,7 @@ class Runtime {
   void join_workers() noexcept;
   void worker_loop(Worker* w);
   void execute(Task task);
-  void newproc(std::function<void()> fn);
+  void newproc(GoFunc fn);
   void exit_after_main(std::unique_lock<std::mutex>& lk);
   bool park(Worker* w, Sudog<Worker*>& s, ParkUnlock unlock, WaitReason why,
             std::chrono::nanoseconds timeout);
@@ -220,14 +220,7 @@ class Runtime {
 /// worker runs it. Must be called from a goroutine (gmp::UsageError
 /// otherwise; an empty `fn` is one too). Once main has returned, new
 /// goroutines are dropped without running, as Go never runs them.
-void go(std::function<void()> fn);
-
-/// go() of any callable with no arguments, move-only ones too
-/// (gmp::go_function).
-template <class F>
-void go(F&& fn) {
-  go(go_function(std::forward<F>(fn)));
-}
+void go(GoFunc fn);
 
 /// Lets other threads run (Go's runtime.Gosched). In stage 1 this can only
 /// yield the OS thread: the goroutine keeps its worker. Goroutine only;
