@@ -700,8 +700,9 @@ class Runtime {
   }
 
   // ---- Go's sched.lock. Lock order: an object's lock (Chan, Mutex,
-  // WaitGroup), then sched_, then gfree_lock_, then allglock_. Protected, not private: a
-  // later stage's state may live under the same lock, as Go's does.
+  // WaitGroup), then sched_, then gfree_lock_, then allglock_. Protected,
+  // not private: a later stage's state may live under the same lock, as
+  // Go's does.
   /// Protects the private fields below, up to stats_, except where a
   /// field's own note says otherwise (the atomics, stopnote_, allp_,
   /// steal_coprimes_).
@@ -797,7 +798,9 @@ class Runtime {
   // and would otherwise wait behind the run queue's batches.
   mutable RuntimeLock gfree_lock_;  ///< protects gfree_; taken after sched_
   G* gfree_ = nullptr;  ///< global free list, fed by full P caches
-  std::atomic<int> ngfree_{0};  ///< written under gfree_lock_; peeked without it
+  /// How many Gs gfree_ holds: written under gfree_lock_; peeked without
+  /// it (relaxed: gfget rechecks under the lock).
+  std::atomic<int> ngfree_{0};
 
   // ---- Protected by allglock_ (Go's allglock): every G ever made.
   mutable RuntimeLock allglock_;  ///< Go's allglock: protects allgs_
