@@ -216,8 +216,8 @@ class Runtime {
   std::atomic<bool> exiting_{false};
 };
 
-/// Starts a new goroutine running `fn` (Go's `go fn()`): queues it; a free
-/// worker runs it. Must be called from a goroutine (gmp::UsageError
+/// Starts a new goroutine running `fn` (Go's `go fn()`; any callable with
+/// no arguments, move-only ones too): queues it; a free worker runs it. Must be called from a goroutine (gmp::UsageError
 /// otherwise; an empty `fn` is one too). Once main has returned, new
 /// goroutines are dropped without running, as Go never runs them.
 void go(GoFunc fn);
