@@ -301,6 +301,75 @@ TEST(Chan, CloseWakesBlockedReceiversAndSenders) {
   }
 }
 
+// Blocked threads are served oldest first (Go's waitq is a FIFO queue).
+// kQueued threads block one after the other, each given time to queue
+// before the next starts; then the test serves them and each records what
+// it got. Whether a thread has queued cannot be seen from outside, so a
+// round whose order is wrong is retried with longer gaps: a correct channel
+// needs one round in which each thread queued within its gap, a channel
+// that serves the newest first fails every round.
+constexpr int kQueued = 3;
+
+// One round: receivers (serve_senders false) or senders block on `cap`
+// slots, started `gap` apart. Returns true if the i-th to block got the
+// i-th value sent (receivers), or the i-th to block had its value received
+// i-th after the buffered ones (senders).
+bool served_in_order(std::size_t cap, bool serve_senders,
+                     std::chrono::milliseconds gap) {
+  Chan ch(cap);
+  for (std::size_t i = 0; serve_senders && i < cap; ++i) {
+    ch.send(-1 - static_cast<int>(i));  // fill the buffer
+  }
+  std::vector<std::optional<int>> got(kQueued);
+  std::atomic<int> about{0};
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kQueued; ++i) {
+    waiters.emplace_back([&, i] {
+      about.fetch_add(1);
+      if (serve_senders) {
+        ch.send(i);
+      } else {
+        got[i] = ch.recv();
+      }
+    });
+    EXPECT_TRUE(eventually([&] { return about.load() == i + 1; }, 10));
+    std::this_thread::sleep_for(gap);  // time to queue, before the next
+  }
+  bool in_order = true;
+  if (serve_senders) {
+    for (std::size_t i = 0; i < cap; ++i) {
+      EXPECT_EQ(ch.recv(), -1 - static_cast<int>(i)) << "buffered values first";
+    }
+    for (int i = 0; i < kQueued; ++i) in_order &= ch.recv() == i;
+  } else {
+    for (int i = 0; i < kQueued; ++i) ch.send(100 + i);
+  }
+  for (std::thread& t : waiters) t.join();
+  for (int i = 0; !serve_senders && i < kQueued; ++i) {
+    in_order &= got[i] == 100 + i;
+  }
+  return in_order;
+}
+
+TEST(Chan, BlockedThreadsAreServedOldestFirst) {
+  Watchdog dog("BlockedThreadsAreServedOldestFirst", 30);
+  for (std::size_t cap : {0, 2}) {
+    for (bool senders : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "capacity " << cap << ", blocked "
+                                        << (senders ? "senders" : "receivers"));
+      bool in_order = false;
+      for (int gap_ms = 20; gap_ms <= 160 && !in_order; gap_ms *= 2) {
+        in_order = served_in_order(cap, senders,
+                                   std::chrono::milliseconds(gap_ms));
+      }
+      EXPECT_TRUE(in_order)
+          << kQueued << " threads blocked one after the other, and were "
+          << "not served in that order (four rounds): recvq_ and sendq_ "
+          << "are FIFO queues, the oldest waiter first";
+    }
+  }
+}
+
 // Three senders send kPerSender values each; three receivers receive until
 // the channel is closed, which the last sender to finish does.
 void many_senders_many_receivers(std::uint64_t seed, std::size_t cap) {

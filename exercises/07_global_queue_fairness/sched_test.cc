@@ -137,6 +137,30 @@ TEST(Pick, The61stScheduleTakesExactlyOneFromTheGlobalQueue) {
   EXPECT_EQ(pp.runq.front(), local);
 }
 
+// The check is step (1), before runqget: at every multiple of 61, zero
+// included (0 % 61 == 0), the global queue's head runs even when runnext
+// and the local queue hold goroutines, and they stay where they were.
+TEST(Pick, TheGlobalCheckComesBeforeRunnextAtEveryMultipleOf61) {
+  for (std::uint32_t tick : {0u, 61u, 183u}) {
+    SCOPED_TRACE(::testing::Message() << "schedtick " << tick);
+    Pool pool;
+    Sched sched;
+    P pp;
+    G* local = pool.make();
+    G* next = pool.make();
+    runqput(pp, local, false);
+    runqput(pp, next, true);
+    G* global = pool.make();
+    sched.grq.push_back(global);
+    pp.schedtick = tick;
+    EXPECT_EQ(pick(sched, pp), Got(global, false))
+        << "at a multiple of 61 the global queue comes first, before "
+           "runnext and the local queue";
+    EXPECT_EQ(pp.runnext, next) << "runnext is left for the next pick";
+    EXPECT_EQ(pp.runq.size(), 1u);
+  }
+}
+
 TEST(Execute, InheritedTimeSliceIsNotANewSchedule) {
   Pool pool;
   Sched sched;

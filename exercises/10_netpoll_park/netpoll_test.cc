@@ -265,6 +265,22 @@ TEST(Netpoll, CloseWakesAParkedReader) {
   }
   EXPECT_NO_THROW(pollunblock(pd)) << "a second close is harmless";
   EXPECT_EQ(other.parks(), 0);
+  // A close hands out the parked reader with rg back to nil, not a token:
+  // netpollblock, woken by it, returns false (fd_read's retry alone would
+  // not tell).
+  {
+    PollDesc bare;  // no descriptor: the state machine alone
+    Parker third;
+    Async a(&bare, third, [&] { return netpollblock(&bare, third) ? 1 : 0; });
+    ASSERT_TRUE(parks(a, third))
+        << "no token pending: netpollblock must park; it " << a.describe();
+    pollunblock(&bare);
+    ASSERT_TRUE(eventually([&] { return a.finished(); }, 10.0))
+        << "pollunblock must wake the parked reader";
+    EXPECT_EQ(a.describe(), "returned 0")
+        << "woken by a close, not by readiness: false (a close leaves no "
+           "token)";
+  }
   EXPECT_EQ(Parker::stray_wakes(), stray);
 }
 

@@ -303,8 +303,11 @@ constexpr unsigned char kPattern = 0xa5;
 // every other byte is as it was.
 TEST(Inject, SkipsTheRedZoneAndPushesTheInterruptedPc) {
   constexpr std::size_t kSize = 16384;
+  // 8192 + 3: sp need not be 8-byte aligned, and the slot is exactly
+  // 136 bytes below it all the same (no rounding).
   for (std::size_t offset : {std::size_t{8192}, std::size_t{8192 + 8},
-                             std::size_t{kSize - 64}, std::size_t{kSize}}) {
+                             std::size_t{8192 + 3}, std::size_t{kSize - 64},
+                             std::size_t{kSize}}) {
     SCOPED_TRACE(::testing::Message() << "sp at buffer + " << offset);
     alignas(64) static unsigned char stack[kSize];
     std::memset(stack, kPattern, sizeof stack);
