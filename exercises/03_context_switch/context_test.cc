@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <xmmintrin.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -268,9 +269,9 @@ struct Regs {
 // them, calls ex_swap_context(from, to), and once back stores what the six
 // registers hold into *out. A correct switch gives back exactly *in.
 //
-// ctx_test_entry_recording_rsp(arg): a context entry that stores its rsp,
-// as it is at its first instruction, in ctx_test_entry_rsp, then jumps to
-// ctx_test_aligned_entry_body(arg).
+// ctx_test_entry_recording_rsp(arg): a context entry that stores its rsp
+// and rbp, as they are at its first instruction, in ctx_test_entry_rsp and
+// ctx_test_entry_rbp, then jumps to ctx_test_aligned_entry_body(arg).
 extern "C" {
 void ctx_test_switch_with(gmp::exercises::ctx::Context* from,
                           gmp::exercises::ctx::Context* to,
@@ -279,6 +280,7 @@ void ctx_test_switch_with(gmp::exercises::ctx::Context* from,
 void ctx_test_entry_recording_rsp(void* arg);
 void ctx_test_aligned_entry_body(void* arg);
 std::uintptr_t ctx_test_entry_rsp = 0;
+std::uintptr_t ctx_test_entry_rbp = 0;
 }
 
 asm(R"(
@@ -351,6 +353,7 @@ ctx_test_switch_with:
 ctx_test_entry_recording_rsp:
         .cfi_startproc
         movq    %rsp, ctx_test_entry_rsp(%rip)
+        movq    %rbp, ctx_test_entry_rbp(%rip)
         jmp     ctx_test_aligned_entry_body
         .cfi_endproc
         .size   ctx_test_entry_recording_rsp, .-ctx_test_entry_recording_rsp
@@ -526,6 +529,7 @@ struct AlignedStart {
   Fiber* main = nullptr;
   Fiber* self = nullptr;
   std::uintptr_t rsp_at_entry = 0;
+  std::uintptr_t rbp_at_entry = 1;
   bool movaps_ok = false;
 };
 
@@ -538,6 +542,7 @@ extern "C" void ctx_test_aligned_entry_body(void* arg) {
   fiber_started();
   auto* a = static_cast<AlignedStart*>(arg);
   a->rsp_at_entry = ctx_test_entry_rsp;
+  a->rbp_at_entry = ctx_test_entry_rbp;
   if ((a->rsp_at_entry + 8) % 16 == 0) {
     // What compiled code relies on: a 16-byte aligned local, stored with
     // movaps (it faults on a misaligned stack). Only tried when the check
@@ -584,6 +589,58 @@ TEST(ContextSwitch, EntryRunsOnAnAlignedStackInsideItsStack) {
            "down, so the room below is all it gets";
     if (HasFailure()) return;
     EXPECT_TRUE(a.movaps_ok);
+  }
+}
+
+// make_context writes its frame and nothing else: not a byte of the stack
+// below its top 80 (a stack's pages are committed as it grows), not a
+// byte above it; and the frame's rbp is 0, so that a frame-pointer walk
+// from entry ends there instead of following a pointer off the stack.
+TEST(ContextSwitch, NewContextWritesOnlyItsFrameWithRbpZero) {
+  Waiting waiting(
+      "NewContextWritesOnlyItsFrameWithRbpZero: make_context on a stack "
+      "filled with a pattern, then a first switch into it",
+      30);
+  constexpr unsigned char kFill = 0xa5;
+  constexpr std::size_t kAbove = 256;  // bytes kept above the given stack
+  TestStack stack;
+  auto main = Fiber::current_thread();
+  for (std::size_t cut : {0, 8, 1, 15}) {
+    std::size_t size = stack.size() - kAbove - cut;
+    SCOPED_TRACE(::testing::Message() << "stack of " << size << " bytes, "
+                                      << "top % 16 == "
+                                      << (stack.lo_addr() + size) % 16);
+    auto* bytes = static_cast<unsigned char*>(stack.lo());
+#if CTX_TEST_ASAN
+    // The last round's context was abandoned mid-call: clean its shadow.
+    __asan_unpoison_memory_region(stack.lo(), stack.size());
+#endif
+    std::memset(bytes, kFill, stack.size());
+    AlignedStart a;
+    Fiber f(stack.lo(), size, &ctx_test_entry_recording_rsp, &a);
+    std::size_t written_below = 0, written_above = 0, lowest = size;
+    for (std::size_t i = 0; i < stack.size(); ++i) {
+      if (bytes[i] == kFill) continue;
+      if (i < size - 80) {
+        ++written_below;
+        lowest = std::min(lowest, i);
+      } else if (i >= size) {
+        ++written_above;
+      }
+    }
+    EXPECT_EQ(written_below, 0u)
+        << "make_context wrote below the top 80 bytes of the stack (the "
+           "lowest at " << size - lowest << " bytes below the top)";
+    EXPECT_EQ(written_above, 0u)
+        << "make_context wrote above the top of the stack it was given";
+    a.main = main.get();
+    a.self = &f;
+    switch_fiber(*main, f);
+    ASSERT_NE(a.rsp_at_entry, 0u) << "entry did not run";
+    EXPECT_EQ(a.rbp_at_entry, 0u)
+        << "a new context's rbp must be 0 at entry (it ends frame-pointer "
+           "chains); it is 0x" << std::hex << a.rbp_at_entry;
+    if (HasFailure()) return;
   }
 }
 

@@ -181,6 +181,24 @@ TEST(FindRunnableOrder, NetpollBeforeStealingAndTheRestAreInjected) {
     EXPECT_TRUE(w.sched.allp[0].runq.empty());
   }
   {
+    SCOPED_TRACE("300 ready, 1 idle P: our queue overflows");
+    World w(2);
+    std::vector<G*> n = w.make(300);
+    w.sched.npidle = 1;
+    w.ready.push_back(n);
+    EXPECT_EQ(find_runnable(w.sched, 0), n[0]);
+    // n[1] for the idle P; n[2..257] fill our 256 slots; the last 42
+    // overflow to the global queue (runqput), after n[1].
+    std::deque<G*> grq{n[1]};
+    grq.insert(grq.end(), n.begin() + 2 + kLocalCapacity, n.end());
+    EXPECT_EQ(w.sched.allp[0].runq.size(), kLocalCapacity)
+        << "the rest go through runqput: a local queue holds 256 at most";
+    EXPECT_EQ(w.sched.allp[0].runq,
+              std::deque<G*>(n.begin() + 2, n.begin() + 2 + kLocalCapacity));
+    EXPECT_EQ(w.sched.grq, grq)
+        << "what does not fit overflows to the global queue, in order";
+  }
+  {
     SCOPED_TRACE("the poller has nothing: steal");
     World w(2);
     G *v1 = w.make(), *v2 = w.make();
@@ -274,6 +292,44 @@ TEST(FindRunnableSteal, RandomOrderGivesEveryVictimItsTurn) {
           << "P" << p << " was robbed first in only " << firsts[p] << " of "
           << stress_iterations(kRuns) << " runs: is the order random?";
     }
+  }
+}
+
+// Each of the 4 rounds draws its own order (one sched.fastrand() per
+// round, as Go's stealWork does): with only runnexts to take, the first
+// three rounds find nothing, and the last takes the runnext of the first
+// victim in the order of the fourth draw, not of the first.
+TEST(FindRunnableSteal, EveryRoundDrawsAFreshOrder) {
+  for (std::uint64_t seed : stress_seeds(50, "findrunnable.fresh_order")) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    World w(8, seed);
+    Chaos rng(seed);
+    std::vector<std::uint32_t> draws;
+    w.sched.fastrand = [&] {
+      draws.push_back(static_cast<std::uint32_t>(rng.next()));
+      return draws.back();
+    };
+    const int self = static_cast<int>(seed % 8);
+    std::map<G*, int> owner;
+    for (int p = 0; p < 8; ++p) {
+      if (p == self || p % 3 == 0) continue;  // some Ps have nothing at all
+      w.sched.allp[p].runnext = w.make();
+      owner[w.sched.allp[p].runnext] = p;
+    }
+    G* got = find_runnable(w.sched, self);
+    ASSERT_NE(got, nullptr) << "the last round takes a runnext";
+    ASSERT_EQ(draws.size(), static_cast<std::size_t>(kStealTries))
+        << "one sched.fastrand() per round, 4 rounds";
+    auto first_in = [&](std::uint32_t r) {  // in the state before the call
+      StealOrder order(8);
+      for (auto e = order.start(r); !e.done(); e.next()) {
+        int p = static_cast<int>(e.position());
+        if (p != self && p % 3 != 0) return p;  // the first with a runnext
+      }
+      return -1;
+    };
+    EXPECT_EQ(owner[got], first_in(draws.back()))
+        << "the last round walks the order of its own draw";
   }
 }
 

@@ -126,6 +126,9 @@ TEST(Retake, RunningPIsPreemptedAfter10msOnOneSchedtick) {
         running(0, 20000, P)}},
       {"a quick system call does not restart the slice",
        {running(7, 0, N), in_call(1, 4000, N, false, 1), running(7, 10000, P)}},
+      {"nor does a retaken one",
+       {running(7, 0, N), in_call(1, 4000, N, true), in_call(1, 4020, R, true),
+        running(7, 9999, N), running(7, 10000, P)}},
   });
 }
 
