@@ -62,8 +62,9 @@ def run_name(b):
 
 def reportable(doc):
     """The figure of each benchmark: the median of its repetitions when it
-    was repeated (--benchmark_repetitions, as `./course bench --publish`
-    runs it), else its one run. Failed ones are left out."""
+    was repeated (--benchmark_repetitions; `./course bench --publish`
+    instead hands over the median of its passes, run_pairs.py), else its
+    one run. Failed ones are left out."""
     ok = [b for b in doc["benchmarks"] if "error_occurred" not in b]
     medians = {run_name(b): dict(b, name=run_name(b)) for b in ok
                if b.get("aggregate_name") == "median"}

@@ -9,6 +9,10 @@ reference, it runs one workload's rows of the stages, then that
 workload's Go rows, then the next workload, and writes the two merged
 results, in Google Benchmark's JSON, where report.py reads them.
 
+With --passes N it goes through the whole list N times, and each row's
+figure is the median of its N runs: a slow minute on the VM then moves
+one run of a row, not the row, on the stages' side and on Go's alike.
+
 A workload is what comes before a row's stage (or baseline) in its name:
 "parked goroutines" in "parked goroutines/stage3_gmp/procs:2/real_time".
 Its Go rows are those of the same workload at the procs counts that the
@@ -68,28 +72,19 @@ def run_go(cmd, out):
         return run(cmd, out, stdout=f)
 
 
-def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="Arguments after -- go to every stages_bench run.")
-    ap.add_argument("stages_bench", help="the stages_bench binary")
-    ap.add_argument("--filter", required=True, help="rows of the stages")
-    ap.add_argument("--go", help="the Go reference binary (benchmarks/go)")
-    ap.add_argument("--go-quick", action="store_true",
-                    help="the Go reference's -quick (smaller runs)")
-    ap.add_argument("--out", required=True, help="the stages' JSON")
-    ap.add_argument("--go-out", help="the Go reference's JSON")
-    argv = sys.argv[1:]
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    a = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+def medians(runs):
+    """One row per name, in first-seen order: of a name's rows (one per
+    pass), the one with the median real_time, its counters with it."""
+    by_name = {}
+    for row in runs:
+        by_name.setdefault(row["name"], []).append(row)
+    return [sorted(rows, key=lambda r: r.get("real_time", 0))[len(rows) // 2]
+            for rows in by_name.values()]
 
-    listed = subprocess.run(
-        [a.stages_bench, "--benchmark_list_tests", f"--benchmark_filter={a.filter}"],
-        capture_output=True, text=True, check=True).stdout.split("\n")
-    groups = workloads([n for n in listed if n])
-    if not groups:
-        sys.exit(f"run_pairs: no benchmark matches '{a.filter}'")
-    stages, go = {"benchmarks": []}, {"benchmarks": []}
+
+def one_pass(a, groups, extra, stages, go):
+    """Each workload's stage rows, then its Go rows, appended to the two
+    results."""
     tmp = a.out + ".part"
     for workload, rows in groups.items():
         print(f"run_pairs: {workload}: {len(rows)} rows", file=sys.stderr)
@@ -104,11 +99,43 @@ def main():
                            exactly(go_rows(workload, rows))], a.go_out + ".part")
             go.setdefault("context", part.get("context", {}))
             go["benchmarks"] += part.get("benchmarks", [])
-    with open(a.out, "w") as f:
-        json.dump(stages, f, indent=1)
-    if a.go:
-        with open(a.go_out, "w") as f:
-            json.dump(go, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Arguments after -- go to every stages_bench run.")
+    ap.add_argument("stages_bench", help="the stages_bench binary")
+    ap.add_argument("--filter", required=True, help="rows of the stages")
+    ap.add_argument("--go", help="the Go reference binary (benchmarks/go)")
+    ap.add_argument("--go-quick", action="store_true",
+                    help="the Go reference's -quick (smaller runs)")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="times through the whole list; each row's figure "
+                         "is then the median of its passes")
+    ap.add_argument("--out", required=True, help="the stages' JSON")
+    ap.add_argument("--go-out", help="the Go reference's JSON")
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+
+    listed = subprocess.run(
+        [a.stages_bench, "--benchmark_list_tests", f"--benchmark_filter={a.filter}"],
+        capture_output=True, text=True, check=True).stdout.split("\n")
+    groups = workloads([n for n in listed if n])
+    if not groups:
+        sys.exit(f"run_pairs: no benchmark matches '{a.filter}'")
+    stages, go = {"benchmarks": []}, {"benchmarks": []}
+    for p in range(a.passes):
+        if a.passes > 1:
+            print(f"run_pairs: pass {p + 1} of {a.passes}", file=sys.stderr)
+        one_pass(a, groups, extra, stages, go)
+    for doc, out in ((stages, a.out), (go, a.go_out if a.go else None)):
+        if out is None:
+            continue
+        doc["benchmarks"] = medians(doc["benchmarks"])
+        with open(out, "w") as f:
+            json.dump(doc, f, indent=1)
 
 
 if __name__ == "__main__":
