@@ -38,6 +38,7 @@ def escape(name):
 
 
 def exactly(names):
+    """A filter that matches these names and no other."""
     return "^(" + "|".join(escape(n) for n in names) + ")$"
 
 
@@ -51,6 +52,8 @@ def workloads(names):
 
 
 def go_rows(workload, rows):
+    """The Go reference's names for `workload` at the procs counts of its
+    stage `rows` (module docstring)."""
     procs = sorted({int(m.group(1)) for r in rows if (m := _PROCS.search(r))})
     names = [f"{workload}/go/procs:{p}" for p in procs]
     if any(_PROCS.search(r) is None for r in rows):
