@@ -159,6 +159,56 @@ void owner_and_thieves(std::uint64_t seed, int n) {
   }
 }
 
+// A full ring churned by its owner while more thieves than the machine
+// has cores steal from it: a thief may be preempted anywhere in its grab,
+// and the owner, spinning on a full ring, refills at once every slot a
+// grab frees. So a thief must read the slots it claims before it claims
+// them (its compare-and-swap on head_): else it copies goroutines the
+// owner put after its claim, taken twice, instead of the ones it claimed,
+// lost.
+void full_ring_churn(std::uint64_t seed, int n, int thieves) {
+  std::vector<G> gs = make_gs(n);
+  std::vector<std::atomic<int>> taken(n);
+  std::atomic<int> total{0};
+  std::atomic<bool> owner_done{false};
+  LocalRunQueue victim;
+  auto take = [&](G* g) {
+    taken[g->id].fetch_add(1, std::memory_order_relaxed);
+    total.fetch_add(1, std::memory_order_relaxed);
+  };
+  run_threads(1 + thieves, seed, [&](int who, Chaos& chaos) {
+    if (who == 0) {  // the owner keeps the ring full, and sometimes runs one
+      for (G& g : gs) {
+        while (!victim.runqput(&g)) {
+          if (chaos.below(16) == 0) {
+            if (G* mine = victim.runqget()) take(mine);
+          }
+        }
+      }
+      while (G* mine = victim.runqget()) take(mine);
+      owner_done.store(true, std::memory_order_release);
+      return;
+    }
+    LocalRunQueue own;
+    while (total.load(std::memory_order_relaxed) < n) {
+      bool finished = owner_done.load(std::memory_order_acquire);
+      G* g = own.runqget();
+      if (g == nullptr) g = own.runqsteal(victim);
+      if (g != nullptr) {
+        take(g);
+      } else if (finished) {
+        break;
+      }
+      if (chaos.below(64) == 0) chaos.point();
+    }
+  });
+  EXPECT_EQ(total.load(), n) << "goroutines taken, of " << n;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
+                                  << taken[i].load() << " times";
+  }
+}
+
 // Publication: what the owner writes into a goroutine before runqput (here
 // a plain, non-atomic field, as Go's newproc fills a G) must be visible to
 // the thief that steals it. Only the queue's own orders connect the two
@@ -222,6 +272,15 @@ TEST(LocalRunQueueStress, OwnerAndThievesTakeEachGoroutineOnce) {
   for (std::uint64_t seed : stress_seeds(12, "runq.owner_and_thieves")) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     owner_and_thieves(seed, 5000);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(LocalRunQueueStress, AThiefPreemptedMidStealTakesOnlyWhatItClaimed) {
+  Watchdog dog("AThiefPreemptedMidStealTakesOnlyWhatItClaimed", 120);
+  for (std::uint64_t seed : stress_seeds(8, "runq.full_ring_churn")) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    full_ring_churn(seed, 50000, 3);
     if (HasFatalFailure()) return;
   }
 }

@@ -88,7 +88,15 @@ TEST(Overflow, KickedOutRunnextOverflowsToo) {
 // The owner readies goroutines (half of them as runnext) and sometimes runs
 // one, while a thief keeps stealing runnext. Every goroutine must end up
 // taken exactly once: by the owner, by the thief, or from the global queue.
-void owner_and_runnext_thief(std::uint64_t seed, int n) {
+//
+// back_to_back: the same race without chaos points. The owner makes every
+// goroutine runnext, one right after the other, so that runnext is nearly
+// always taken when it puts the next one, while the thief steals runnext
+// in a tight loop. The window between reading the old runnext and
+// replacing it is a few instructions; many puts in a row put it in front
+// of the thief often enough for a load-and-store runqput to queue a
+// stolen goroutine again.
+void owner_and_runnext_thief(std::uint64_t seed, int n, bool back_to_back) {
   std::vector<G> gs = make_gs(n);
   std::vector<std::atomic<int>> taken(n);
   std::atomic<bool> owner_done{false};
@@ -98,7 +106,8 @@ void owner_and_runnext_thief(std::uint64_t seed, int n) {
   run_threads(2, seed, [&](int who, Chaos& chaos) {
     if (who == 0) {
       for (G& g : gs) {
-        q.runqput(&g, chaos.below(2) == 0, grq);
+        q.runqput(&g, back_to_back || chaos.below(2) == 0, grq);
+        if (back_to_back) continue;
         chaos.point();
         if (chaos.below(3) == 0) {
           if (G* mine = q.runqget().first) take(mine);
@@ -110,7 +119,7 @@ void owner_and_runnext_thief(std::uint64_t seed, int n) {
     }
     while (!owner_done.load(std::memory_order_acquire)) {
       if (G* stolen = q.steal_runnext()) take(stolen);
-      chaos.point();
+      if (!back_to_back) chaos.point();
     }
   });
   while (G* g = grq.get()) take(g);
@@ -157,6 +166,62 @@ void runnext_publication(std::uint64_t seed, int n) {
                               "id was visible (a missing release)";
 }
 
+// The owner makes a goroutine runnext and at once runs what is next, while
+// a thief keeps stealing runnext; a goroutine waits in the ring all along.
+// Whoever wins runnext, runqget must return something: runnext, or, if the
+// thief took it first, the ring's head. A runqget that returns null while
+// its ring holds a goroutine tells the scheduler its P has no work.
+void runnext_thief_vs_runqget(std::uint64_t seed, int rounds) {
+  std::vector<G> gs = make_gs(rounds + 1);
+  G* waiter = &gs[rounds];  // always in the ring, or being run
+  std::vector<std::atomic<int>> taken(rounds);
+  std::atomic<int> empty{0};
+  std::atomic<bool> owner_done{false};
+  LocalRunQueue q;
+  GlobalRunQueue grq;
+  run_threads(2, seed, [&](int who, Chaos& chaos) {
+    if (who == 0) {
+      q.runqput(waiter, false, grq);
+      for (int i = 0; i < rounds; ++i) {
+        q.runqput(&gs[i], /*next=*/true, grq);
+        G* got = q.runqget().first;
+        if (got == nullptr) {
+          empty.fetch_add(1, std::memory_order_relaxed);
+        } else if (got == waiter) {
+          q.runqput(waiter, false, grq);  // it waits again
+        } else {
+          taken[got->id].fetch_add(1, std::memory_order_relaxed);
+        }
+        if (chaos.below(16) == 0) chaos.point();
+      }
+      owner_done.store(true, std::memory_order_release);
+      return;
+    }
+    while (!owner_done.load(std::memory_order_acquire)) {
+      if (G* g = q.steal_runnext()) {
+        taken[g->id].fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  });
+  while (G* g = q.runqget().first) {
+    if (g != waiter) taken[g->id].fetch_add(1, std::memory_order_relaxed);
+  }
+  EXPECT_EQ(empty.load(), 0)
+      << "times runqget returned null while the ring held a goroutine";
+  for (int i = 0; i < rounds; ++i) {
+    ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
+                                  << taken[i].load() << " times";
+  }
+}
+
+TEST(RunnextStress, AStolenRunnextLeavesTheRingToRun) {
+  for (std::uint64_t seed : stress_seeds(10, "overflow.runnext_vs_runqget")) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    runnext_thief_vs_runqget(seed, 20000);
+    if (HasFailure()) return;
+  }
+}
+
 TEST(RunnextStress, AThiefSeesWhatTheOwnerWroteBeforeRunnext) {
   for (std::uint64_t seed : stress_seeds(6, "overflow.runnext_publication")) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
@@ -168,7 +233,12 @@ TEST(RunnextStress, AThiefSeesWhatTheOwnerWroteBeforeRunnext) {
 TEST(RunnextStress, OwnerAndThiefLoseNothing) {
   for (std::uint64_t seed : stress_seeds(20, "overflow.runnext_thief")) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    owner_and_runnext_thief(seed, 3000);
+    owner_and_runnext_thief(seed, 3000, /*back_to_back=*/false);
+    if (HasFatalFailure()) return;
+  }
+  for (std::uint64_t seed : stress_seeds(16, "overflow.runnext_back_to_back")) {
+    SCOPED_TRACE(::testing::Message() << "back to back, seed " << seed);
+    owner_and_runnext_thief(seed, 100000, /*back_to_back=*/true);
     if (HasFatalFailure()) return;
   }
 }

@@ -237,6 +237,8 @@ TEST(Exitsyscall, NoGoroutineIsLeftOnTheGrqWithEveryPIdle) {
            "(exitsyscall0)";
     EXPECT_TRUE(path != ExitPath::kParked || m2_took_g1 || s.grq_size() == 1)
         << "M 1 parked: G 1 must be on the GRQ, or run by M 2";
+    EXPECT_TRUE(path == ExitPath::kParked || (m1.curg == &g1 && !g1.queued))
+        << "M 1 runs G 1: G 1 must not be on the GRQ as well";
   }
 }
 

@@ -75,6 +75,10 @@ TEST(Gfput, AStackThatGrewIsFreedAndReplacedOnReuse) {
   h.stack = Stack{0x800000, kStartingStackSize};
   gfput(sched, pp, &h);
   EXPECT_EQ(sched.stacks_freed, 1u) << "a starting-size stack is kept";
+  G none;  // a G that has no stack at all: nothing to free
+  none.id = 3;
+  gfput(sched, pp, &none);
+  EXPECT_EQ(sched.stacks_freed, 1u) << "a G without a stack has none to free";
 }
 
 TEST(Gfput, SpillsAtSixtyFourDownToThirtyOneUnderOneLock) {
@@ -244,6 +248,43 @@ TEST(GfreeStress, FourPsShareTheGlobalLists) {
     }
     ASSERT_EQ(count, 4 * kPerThread) << "seed " << seed;
     ASSERT_EQ(sched.n.load(), sched.stack.size() + sched.no_stack.size());
+  }
+}
+
+// Two Ps that only spill and refill, in turn and at once: every spill and
+// every refill changes sched.n, and each must do it under the lock that
+// guards the lists, or one thread's update of n overwrites the other's and
+// n no longer counts the Gs on the global lists.
+TEST(GfreeStress, SpillsAndRefillsAtOnceKeepNExact) {
+  Watchdog dog("SpillsAndRefillsAtOnceKeepNExact", 60);
+  for (std::uint64_t seed : stress_seeds(10, "GfreeStress.n")) {
+    Sched sched;
+    P ps[2];
+    std::vector<std::unique_ptr<G>> all;
+    std::vector<std::vector<G*>> mine(2);
+    for (int t = 0; t < 2; ++t) {
+      for (auto& g : make_gs(kGFreeSpill, t * kGFreeSpill + 1, t == 0)) {
+        mine[t].push_back(g.get());
+        all.push_back(std::move(g));
+      }
+    }
+    run_threads(2, seed, [&](int t, Chaos& chaos) {
+      std::vector<G*>& held = mine[t];
+      for (int r = 0; r < 300; ++r) {
+        while (!held.empty()) {  // the 64th put spills 33
+          gfput(sched, ps[t], held.back());
+          held.pop_back();
+        }
+        while (G* g = gfget(sched, ps[t])) {  // refills from the lists
+          held.push_back(g);
+          if (held.size() == static_cast<std::size_t>(kGFreeSpill)) break;
+        }
+        if (chaos.below(8) == 0) chaos.point();
+      }
+    });
+    std::lock_guard lk(sched.lock);
+    ASSERT_EQ(sched.n.load(), sched.stack.size() + sched.no_stack.size())
+        << "seed " << seed << ": sched.n against the Gs on the global lists";
   }
 }
 

@@ -112,6 +112,10 @@ TEST(Checkdead, NoGoroutinesWhenMainCalledGoexit) {
   EXPECT_STREQ(name(checkdead(s)), "kNoGoroutines");
   EXPECT_EQ(fatal_message(checkdead(s)),
             "no goroutines (main called runtime.Goexit) - deadlock!");
+  // A goroutine made but not yet started (kIdle) does not wait either.
+  s.allgs.push_back({3, GStatus::kIdle, false});
+  EXPECT_STREQ(name(checkdead(s)), "kNoGoroutines")
+      << "a kIdle goroutine is not asleep";
 }
 
 TEST(Checkdead, APendingTimerOnAnyPKeepsItAlive) {
@@ -119,6 +123,9 @@ TEST(Checkdead, APendingTimerOnAnyPKeepsItAlive) {
   s.timers_per_p = {0, 0, 0, 1};  // a sleep on the last P
   EXPECT_STREQ(name(checkdead(s)), "kAlive")
       << "the timer will wake a goroutine";
+  s.timers_per_p = {1, 0, 0, 0};  // a sleep on the first P
+  EXPECT_STREQ(name(checkdead(s)), "kAlive")
+      << "the timer on P 0 will wake a goroutine";
   s.timers_per_p = {};
   EXPECT_STREQ(name(checkdead(s)), "kDeadlock");
   EXPECT_EQ(fatal_message(checkdead(s)),

@@ -136,6 +136,40 @@ TEST(CheckTimers, RunsDueTimersEarliestFirstAndSkipsDeletedOnes) {
   EXPECT_EQ(pp.timer0_when, 60);
   EXPECT_TRUE(is_heap4(pp));
   EXPECT_EQ(check_timers(pp, 59), 0) << "nothing due";
+
+  // One deleted at the top, one deep in the heap: only the top one leaves,
+  // and pp.deleted counts the one still in the heap.
+  auto us = make_timers({10, 20, 30, 40, 50, 60, 70, 80, 90, 100});
+  P qq;
+  for (auto& t : us) addtimer(qq, *t);
+  ASSERT_TRUE(deltimer(qq, *us[0]));  // 10, at the top
+  ASSERT_TRUE(deltimer(qq, *us[9]));  // 100
+  EXPECT_EQ(check_timers(qq, 15), 0);
+  EXPECT_EQ(us[0]->status, Status::kRemoved);
+  EXPECT_EQ(qq.deleted, 1) << "1 deleted timer left in a heap of 9: kept";
+  EXPECT_EQ(qq.timers.size(), 9u);
+
+  // A one-shot timer is out of the heap when its f runs: f may add it
+  // again.
+  P rr;
+  Timer again;
+  again.id = 1;
+  again.when = 5;
+  int fired = 0;
+  Status seen = Status::kWaiting;
+  again.f = [&](Timer& self) {
+    seen = self.status;
+    if (++fired == 1) {
+      self.when = 500;
+      addtimer(rr, self);
+    }
+  };
+  addtimer(rr, again);
+  EXPECT_EQ(check_timers(rr, 10), 1);
+  EXPECT_EQ(seen, Status::kRemoved) << "f ran before its timer left the heap";
+  ASSERT_EQ(rr.timers.size(), 1u) << "f added its timer again";
+  EXPECT_EQ(again.status, Status::kWaiting);
+  EXPECT_EQ(rr.timer0_when, 500);
 }
 
 TEST(CheckTimers, APeriodicTimerSkipsTheMissedPeriods) {

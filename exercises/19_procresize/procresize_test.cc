@@ -138,6 +138,16 @@ TEST(Procresize, TheCallersPGoesIfRemovedAndItTakesPZero) {
   EXPECT_EQ(w.sched.allp[0]->timers, (std::vector<long>{42}))
       << "its timers follow the caller to P 0";
   EXPECT_EQ(ids(w.sched.pidle), (std::vector<int>{1})) << "P 0 is not idle";
+  // The caller on P nprocs, the first P removed: it goes too.
+  World w3(3, 2);
+  P* first_removed = w3.self.p;
+  first_removed->timers = {7};
+  procresize(w3.sched, w3.self, 2);
+  EXPECT_EQ(w3.self.p, w3.sched.allp[0].get())
+      << "P 2 of 2 is removed: the caller continues on P 0";
+  EXPECT_EQ(first_removed->status, PStatus::kDead);
+  EXPECT_EQ(first_removed->m, nullptr);
+  EXPECT_EQ(w3.sched.allp[0]->timers, (std::vector<long>{7}));
   // At start-up the caller holds no P.
   World boot(0, -1);
   Sched& s = boot.sched;
