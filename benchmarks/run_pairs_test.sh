@@ -74,6 +74,11 @@ assert [(r["name"], r["real_time"]) for r in b] == [
     ("chan ping-pong (buffered)/stage3_gmp/procs:2/real_time", 2)], b' \
   "$tmp/b3.json" || fail "three passes: not one row, the median run"
 
+# A filter that starts with '-' (Google Benchmark's negative filter, as
+# `./course bench --quick` passes one) is a value, not an option.
+"$py" "$pairs" "$tmp/stages" '--filter=-procs:2|procs:1' --out "$tmp/neg.json" -- \
+  2>/dev/null || fail "a filter starting with '-' was not taken as a value"
+
 # A filter that matches nothing: an error, no results.
 if "$py" "$pairs" "$tmp/stages" --filter 'nothing' --out "$tmp/none.json" 2>/dev/null; then
   fail "an empty match succeeded"
