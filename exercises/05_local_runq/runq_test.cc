@@ -109,54 +109,74 @@ TEST(LocalRunQueue, StealTakesTheOldestHalfRoundedUp) {
   }
 }
 
+// Who took each of n goroutines, and how many were taken in all.
+struct Tally {
+  explicit Tally(int n) : taken(n) {}
+  void take(G* g) {
+    taken[g->id].fetch_add(1, std::memory_order_relaxed);
+    total.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Every goroutine taken exactly once.
+  void expect_each_once() const {
+    int n = static_cast<int>(taken.size());
+    EXPECT_EQ(total.load(), n) << "goroutines taken, of " << n;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
+                                    << taken[i].load() << " times";
+    }
+  }
+  std::vector<std::atomic<int>> taken;
+  std::atomic<int> total{0};
+};
+
+// A thief: steals from `victim` into a queue of its own and runs what it
+// stole, until everything is taken, or until the owner is done and the
+// victim has nothing left for it: then a goroutine that was never taken
+// was lost, which expect_each_once reports (no hang). A chaos point after
+// every look, or after one in `point_one_in`.
+void thief(LocalRunQueue& victim, Tally& tally,
+           const std::atomic<bool>& owner_done, Chaos& chaos,
+           int point_one_in) {
+  LocalRunQueue own;
+  const int n = static_cast<int>(tally.taken.size());
+  while (tally.total.load(std::memory_order_relaxed) < n) {
+    bool finished = owner_done.load(std::memory_order_acquire);
+    G* g = own.runqget();
+    if (g == nullptr) g = own.runqsteal(victim);
+    if (g != nullptr) {
+      tally.take(g);
+    } else if (finished) {
+      break;
+    }
+    if (point_one_in == 1 || chaos.below(point_one_in) == 0) chaos.point();
+  }
+}
+
 // One owner puts kGs goroutines (running one itself whenever the ring is
 // full, and sometimes at random), while two thieves steal into queues of
 // their own and run what they stole. Every goroutine must be taken exactly
 // once, whatever the interleaving.
 void owner_and_thieves(std::uint64_t seed, int n) {
   std::vector<G> gs = make_gs(n);
-  std::vector<std::atomic<int>> taken(n);
-  std::atomic<int> total{0};
+  Tally tally(n);
   std::atomic<bool> owner_done{false};  // the owner has drained the victim
   LocalRunQueue victim;
-  auto take = [&](G* g) {
-    taken[g->id].fetch_add(1, std::memory_order_relaxed);
-    total.fetch_add(1, std::memory_order_relaxed);
-  };
   run_threads(3, seed, [&](int who, Chaos& chaos) {
     if (who == 0) {  // the owner
       for (G& g : gs) {
-        while (!victim.runqput(&g)) take(victim.runqget());
+        while (!victim.runqput(&g)) tally.take(victim.runqget());
         chaos.point();
         if (chaos.below(4) == 0) {
-          if (G* mine = victim.runqget()) take(mine);
+          if (G* mine = victim.runqget()) tally.take(mine);
         }
       }
-      while (G* mine = victim.runqget()) take(mine);
+      while (G* mine = victim.runqget()) tally.take(mine);
       owner_done.store(true, std::memory_order_release);
       return;
     }
-    // A thief stops when everything is taken, or when the owner is done
-    // and the victim has nothing left for it: then a goroutine that was
-    // never taken was lost, which the checks below report (no hang).
-    LocalRunQueue own;  // a thief's own queue
-    while (total.load(std::memory_order_relaxed) < n) {
-      bool finished = owner_done.load(std::memory_order_acquire);
-      G* g = own.runqget();
-      if (g == nullptr) g = own.runqsteal(victim);
-      if (g != nullptr) {
-        take(g);
-      } else if (finished) {
-        break;
-      }
-      chaos.point();
-    }
+    thief(victim, tally, owner_done, chaos, /*point_one_in=*/1);
   });
-  EXPECT_EQ(total.load(), n) << "goroutines taken, of " << n;
-  for (int i = 0; i < n; ++i) {
-    ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
-                                  << taken[i].load() << " times";
-  }
+  tally.expect_each_once();
 }
 
 // A full ring churned by its owner while more thieves than the machine
@@ -168,45 +188,25 @@ void owner_and_thieves(std::uint64_t seed, int n) {
 // lost.
 void full_ring_churn(std::uint64_t seed, int n, int thieves) {
   std::vector<G> gs = make_gs(n);
-  std::vector<std::atomic<int>> taken(n);
-  std::atomic<int> total{0};
+  Tally tally(n);
   std::atomic<bool> owner_done{false};
   LocalRunQueue victim;
-  auto take = [&](G* g) {
-    taken[g->id].fetch_add(1, std::memory_order_relaxed);
-    total.fetch_add(1, std::memory_order_relaxed);
-  };
   run_threads(1 + thieves, seed, [&](int who, Chaos& chaos) {
     if (who == 0) {  // the owner keeps the ring full, and sometimes runs one
       for (G& g : gs) {
         while (!victim.runqput(&g)) {
           if (chaos.below(16) == 0) {
-            if (G* mine = victim.runqget()) take(mine);
+            if (G* mine = victim.runqget()) tally.take(mine);
           }
         }
       }
-      while (G* mine = victim.runqget()) take(mine);
+      while (G* mine = victim.runqget()) tally.take(mine);
       owner_done.store(true, std::memory_order_release);
       return;
     }
-    LocalRunQueue own;
-    while (total.load(std::memory_order_relaxed) < n) {
-      bool finished = owner_done.load(std::memory_order_acquire);
-      G* g = own.runqget();
-      if (g == nullptr) g = own.runqsteal(victim);
-      if (g != nullptr) {
-        take(g);
-      } else if (finished) {
-        break;
-      }
-      if (chaos.below(64) == 0) chaos.point();
-    }
+    thief(victim, tally, owner_done, chaos, /*point_one_in=*/64);
   });
-  EXPECT_EQ(total.load(), n) << "goroutines taken, of " << n;
-  for (int i = 0; i < n; ++i) {
-    ASSERT_EQ(taken[i].load(), 1) << "goroutine " << i << " taken "
-                                  << taken[i].load() << " times";
-  }
+  tally.expect_each_once();
 }
 
 // Publication: what the owner writes into a goroutine before runqput (here
