@@ -12,9 +12,10 @@
 ///
 /// The algorithm is Go's (and Drepper's "Futexes Are Tricky", mutex 2): the
 /// key is 0 (unlocked), 1 (locked) or 2 (locked, and someone may sleep). A
-/// locker that finds it taken spins briefly, then sets 2 and sleeps on the
+/// locker that finds it taken spins as Go's lock2 does (4 rounds of 30
+/// pause instructions, then one sched_yield), then sets 2 and sleeps on the
 /// key (a futex, through std::atomic::wait); unlock wakes one sleeper only if
-/// the key was 2.
+/// the key was 2. Exercise 14 builds the same lock on a bare futex.
 /// ```
 #pragma once
 

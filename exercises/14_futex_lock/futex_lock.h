@@ -29,6 +29,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "common/procyield.h"
+
 namespace gmp::exercises::futex {
 
 // ---- Provided: the futex and the helpers
@@ -89,16 +91,9 @@ inline int futex_sleepers() {
   return provided::sleeping.load(std::memory_order_relaxed);
 }
 
-/// Go's procyield(n): n pause instructions (a spin-wait hint to the CPU).
-inline void procyield(int n) {
-  for (int i = 0; i < n; ++i) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
-}
+/// Go's procyield(n): n pause instructions (a spin-wait hint to the CPU;
+/// common/procyield.h, the one the course's own lock spins with).
+using gmp::procyield;
 
 /// Go's osyield: gives the CPU to another thread (sched_yield).
 inline void osyield() { std::this_thread::yield(); }
