@@ -29,6 +29,12 @@ namespace gmp {
 /// (zero reached with waiters) has a small record, shared by the waiters it
 /// wakes (through their sudogs) and by the WaitGroup (add() marks it while
 /// it is the latest), freed by the last of them to let go.
+///
+/// The counter is one atomic word, as Go's: add() changes it with a
+/// compare-and-swap, without the lock, when the count stays above zero
+/// before and after (every done() but the last); only a change that
+/// touches zero takes the lock, under which wait() decides to park. So
+/// 100,000 goroutines calling done() from two Ps wait for no lock.
 template <Scheduler S>
 class BasicWaitGroup {
  public:
@@ -51,31 +57,21 @@ class BasicWaitGroup {
   /// or past INT64_MAX (Go's 32-bit counter wraps to negative there).
   void add(std::int64_t delta) {
     G g = S::current_g("WaitGroup::add");
-    std::unique_lock lk(lock_);
-    std::int64_t count = 0;
-    if (__builtin_add_overflow(count_, delta, &count) || count < 0) {
-      lk.unlock();
-      throw Panic("sync: negative WaitGroup counter");
+    // The fast path, like Go's one atomic add: a change between two positive
+    // counts wakes nobody and needs no lock. Only the changes that touch
+    // zero (and the invalid ones) take the lock, where wait() looks.
+    std::int64_t count = count_.load(std::memory_order_relaxed);
+    std::int64_t next = 0;
+    while (count > 0 && !__builtin_add_overflow(count, delta, &next) &&
+           next > 0) {
+      // acq_rel: a done() happens before the wait() that returns at zero
+      // (the change to zero, under the lock, reads this one's value).
+      if (count_.compare_exchange_weak(count, next, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+        return;
+      }
     }
-    Release* release = nullptr;  // zero reached with waiters: a release
-    if (count == 0 && !waiters_.empty()) {
-      check_same_runtime<S>(waiters_, g, "WaitGroup::add", /*all=*/true);
-      release = new Release{};  // may throw: nothing has changed yet
-    }
-    // Raised from zero: waiters of the last release that have not yet
-    // returned from wait() will see it (relaxed: a flag, no data; a waiter
-    // returning while this add runs may miss it, as in Go).
-    if (count_ == 0 && delta > 0 && last_release_ != nullptr) {
-      last_release_->reused.store(true, std::memory_order_relaxed);
-    }
-    count_ = count;
-    if (release == nullptr) return;
-    Sudog<G>* waiters = waiters_.dequeue_all();
-    release->attach(waiters);  // one reference per waiter, and ours
-    Release::drop(last_release_);
-    last_release_ = release;
-    lk.unlock();
-    ready_all<S>(waiters);
+    add_locked(g, delta);
   }
 
   /// add(-1): one goroutine finished.
@@ -88,7 +84,9 @@ class BasicWaitGroup {
   void wait() {
     G g = S::current_g("WaitGroup::wait");
     std::unique_lock lk(lock_);
-    if (count_ == 0) return;
+    // acquire: pairs with the acq_rel changes, so the done()s that brought
+    // the counter to zero happen before we return.
+    if (count_.load(std::memory_order_acquire) == 0) return;
     OwnSudog<S> me(g);
     park_on<S>(waiters_, *me, lk, WaitReason::kSyncWaitGroupWait);
     // Woken by the release that brought the counter to zero; its record
@@ -103,6 +101,48 @@ class BasicWaitGroup {
 
  private:
   using G = typename S::G;
+
+  // add's slow path: a change from or to zero, or one that would take the
+  // counter below zero or past INT64_MAX (a panic that changes nothing).
+  void add_locked(G g, std::int64_t delta) {
+    std::unique_lock lk(lock_);
+    Release* release = nullptr;  // zero reached with waiters: a release
+    std::int64_t count = count_.load(std::memory_order_relaxed);
+    std::int64_t next = 0;
+    for (;;) {
+      if (__builtin_add_overflow(count, delta, &next) || next < 0) {
+        lk.unlock();
+        delete release;
+        throw Panic("sync: negative WaitGroup counter");
+      }
+      if (next == 0 && !waiters_.empty() && release == nullptr) {
+        check_same_runtime<S>(waiters_, g, "WaitGroup::add", /*all=*/true);
+        release = new Release{};  // may throw: nothing has changed yet
+      }
+      // acq_rel: see add(). A failed exchange means a fast-path add
+      // changed the counter (between two positive values): look again.
+      if (count_.compare_exchange_weak(count, next, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+        break;
+      }
+    }
+    // Raised from zero: waiters of the last release that have not yet
+    // returned from wait() will see it (relaxed: a flag, no data; a waiter
+    // returning while this add runs may miss it, as in Go).
+    if (count == 0 && delta > 0 && last_release_ != nullptr) {
+      last_release_->reused.store(true, std::memory_order_relaxed);
+    }
+    if (next != 0 || waiters_.empty()) {
+      delete release;  // made for a zero that a retried exchange missed
+      return;
+    }
+    Sudog<G>* waiters = waiters_.dequeue_all();
+    release->attach(waiters);  // one reference per waiter, and ours
+    Release::drop(last_release_);
+    last_release_ = release;
+    lk.unlock();
+    ready_all<S>(waiters);
+  }
 
   // One release: the waiters it woke, and whether add() raised the counter
   // before they all returned. Shared by those waiters and the WaitGroup.
@@ -129,8 +169,11 @@ class BasicWaitGroup {
     }
   };
 
+  /// Goroutines still to call done(). Changed by compare-and-swap: without
+  /// lock_ between two positive values (add's fast path), under it when a
+  /// change touches zero, so that wait(), under lock_, sees every zero.
+  std::atomic<std::int64_t> count_{0};
   RuntimeLock lock_;          // guards the fields below
-  std::int64_t count_ = 0;   // goroutines still to call done()
   WaitQ<G> waiters_;         // goroutines parked in wait()
   Release* last_release_ = nullptr;  // the latest release, or null
 };

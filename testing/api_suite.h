@@ -897,6 +897,60 @@ TYPED_TEST_P(ApiSuite, StressExitWhileSleepersWakeUp) {
   }
 }
 
+// A WaitGroup counted up and down from several Ps at once, round after
+// round: add's lock-free path (a change between two positive counts)
+// races with the locked one (a change to zero, while goroutines wait).
+// Each child writes its own plain slot before done(); main and the
+// waiters read every slot after wait(), so a done() that did not happen
+// before the wait's return is a data race under ThreadSanitizer, and a
+// lost count is a hang or a wrong slot.
+TYPED_TEST_P(ApiSuite, StressWaitGroupCountedFromEveryPManySeeds) {
+  unsigned base = static_cast<unsigned>(
+      ::testing::UnitTest::GetInstance()->random_seed());
+  for (unsigned i = 0; i < 30; ++i) {
+    SCOPED_TRACE("seed " + std::to_string(base * 1000 + i));
+    std::mt19937 rng(base * 1000 + i);
+    const int workers = 1 + static_cast<int>(rng() % 4);
+    const int per_worker = 10 + static_cast<int>(rng() % 150);
+    const int waiters = static_cast<int>(rng() % 4);
+    const int procs = procs_for<TypeParam>(1 + static_cast<int>(rng() % 4),
+                                           workers + waiters + 1);
+    run_with<TypeParam>(procs, [&] {
+      typename TypeParam::WaitGroup wg, back;
+      for (int round = 0; round < 3; ++round) {
+        std::vector<int> slots(static_cast<std::size_t>(workers * per_worker));
+        wg.add(1 + workers);  // main's own count keeps it above zero
+        back.add(waiters);
+        for (int w = 0; w < waiters; ++w) {
+          TypeParam::go([&] {
+            wg.wait();  // at once if the round is over already
+            for (int v : slots) EXPECT_EQ(v, round + 1);
+            back.done();
+          });
+        }
+        for (int w = 0; w < workers; ++w) {
+          TypeParam::go([&, w, seed = rng()] {
+            std::mt19937 r(seed);
+            for (int j = 0; j < per_worker; ++j) {
+              wg.add(1);  // from a positive count: the lock-free path
+              TypeParam::go([&, k = w * per_worker + j, y = r() % 4 == 0] {
+                if (y) TypeParam::yield();
+                slots[static_cast<std::size_t>(k)] = round + 1;
+                wg.done();
+              });
+            }
+            wg.done();
+          });
+        }
+        wg.done();
+        wg.wait();
+        for (int v : slots) ASSERT_EQ(v, round + 1);
+        back.wait();  // every waiter returned before the next add
+      }
+    });
+  }
+}
+
 // ---- Stress: random programs, many seeds ------------------------------------
 
 // One random program: producers send through a channel of random capacity
@@ -1000,6 +1054,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     ARunningGoroutineEndsAtItsNextRuntimeCallAfterMain,
     GoroutinesQueuedWhenMainReturnsNeverRun,
     ExitUnwindsGoroutinesThatWaitOnEachOthersObjects,
-    StressExitWhileSleepersWakeUp, StressRandomProgramsManySeeds);
+    StressExitWhileSleepersWakeUp,
+    StressWaitGroupCountedFromEveryPManySeeds, StressRandomProgramsManySeeds);
 
 }  // namespace gmp::testing
