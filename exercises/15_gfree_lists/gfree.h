@@ -79,23 +79,42 @@ struct P {
   GList gfree;  ///< Go's pp.gFree
 };
 
-/// std::mutex that counts its acquisitions (Go's sched.gFree.lock).
+/// std::mutex that counts its acquisitions (Go's sched.gFree.lock), and
+/// sums how much a watched counter (sched.n) changes while it is held.
 class CountingLock {
  public:
   /// Takes the lock, counting it.
   void lock() {
     mu_.lock();
     ++acquisitions_;
+    // relaxed: the counter is written under mu_, which orders it.
+    if (watched_ != nullptr)
+      at_lock_ = watched_->load(std::memory_order_relaxed);
   }
   /// Releases it.
-  void unlock() { mu_.unlock(); }
+  void unlock() {
+    if (watched_ != nullptr) {
+      changed_while_held_ +=
+          watched_->load(std::memory_order_relaxed) - at_lock_;
+    }
+    mu_.unlock();
+  }
   /// How many times it was taken (read it with the lock held, or when no
   /// other thread uses it).
   std::uint64_t acquisitions() const { return acquisitions_; }
+  /// From now on, sum how much `n` changes between each lock() and its
+  /// unlock() (for the tests; call it before any thread uses the lock).
+  void watch(const std::atomic<int>* n) { watched_ = n; }
+  /// That sum: how much the watched counter changed while the lock was
+  /// held (read it as acquisitions()).
+  std::int64_t changed_while_held() const { return changed_while_held_; }
 
  private:
   std::mutex mu_;
-  std::uint64_t acquisitions_ = 0;  // protected by mu_
+  std::uint64_t acquisitions_ = 0;             // protected by mu_
+  const std::atomic<int>* watched_ = nullptr;  // set before any lock()
+  int at_lock_ = 0;                            // protected by mu_
+  std::int64_t changed_while_held_ = 0;        // protected by mu_
 };
 
 /// The scheduler's global free lists (Go's sched.gFree).

@@ -259,6 +259,7 @@ TEST(GfreeStress, SpillsAndRefillsAtOnceKeepNExact) {
   Watchdog dog("SpillsAndRefillsAtOnceKeepNExact", 60);
   for (std::uint64_t seed : stress_seeds(10, "GfreeStress.n")) {
     Sched sched;
+    sched.lock.watch(&sched.n);  // n may change only while the lock is held
     P ps[2];
     std::vector<std::unique_ptr<G>> all;
     std::vector<std::vector<G*>> mine(2);
@@ -285,6 +286,11 @@ TEST(GfreeStress, SpillsAndRefillsAtOnceKeepNExact) {
     std::lock_guard lk(sched.lock);
     ASSERT_EQ(sched.n.load(), sched.stack.size() + sched.no_stack.size())
         << "seed " << seed << ": sched.n against the Gs on the global lists";
+    // n started at 0, so all of it must have come from inside the lock: a
+    // change made after the unlock (or before the lock) can overwrite
+    // another P's, however rarely the two meet.
+    ASSERT_EQ(sched.lock.changed_while_held(), sched.n.load())
+        << "seed " << seed << ": sched.n changed without the lock held";
   }
 }
 
