@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -200,11 +199,12 @@ inline void cold(benchmark::State& state, const std::string& name) {
         return;
       }
     }
-    std::sort(std::begin(runs), std::end(runs),
-              [](const ColdResult& a, const ColdResult& b) {
-                return a.wall_ns < b.wall_ns;
-              });
-    r = runs[kColdRuns / 2];
+    ColdResult* median = runs + kColdRuns / 2;
+    std::nth_element(runs, median, runs + kColdRuns,
+                     [](const ColdResult& a, const ColdResult& b) {
+                       return a.wall_ns < b.wall_ns;
+                     });
+    r = *median;
     state.SetIterationTime(static_cast<double>(r.wall_ns) / 1e9);
   }
   state.SetItemsProcessed(state.iterations() * cold_items());

@@ -40,6 +40,8 @@ class StackCache {
   /// saves is in docs/course/stage3.md ("Stacks only for goroutines that
   /// run").
   static constexpr int kPrefetchLines = 4;
+  /// Bytes per cache line (x86-64 and the course's aarch64 targets).
+  static constexpr std::size_t kCacheLine = 64;
 
   /// A free stack: the one put last, or, the cache being empty, one of
   /// kBatch taken from `pool` at once (Go's stackcache_refill). Throws as
@@ -59,7 +61,7 @@ class StackCache {
     if (n_ > 0) {
       char* top = static_cast<char*>(stacks_[n_ - 1].lo) + stacks_[n_ - 1].size;
       for (int i = 1; i <= kPrefetchLines; ++i) {
-        __builtin_prefetch(top - 64 * i, /*write=*/1, /*keep=*/3);
+        __builtin_prefetch(top - kCacheLine * i, /*write=*/1, /*keep=*/3);
       }
     }
     return s;

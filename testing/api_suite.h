@@ -48,6 +48,14 @@ class ApiSuite : public ::testing::Test {
 
 TYPED_TEST_SUITE_P(ApiSuite);
 
+// The i-th seed of a stress test: --gtest_random_seed=N (or
+// --gtest_shuffle) varies the seeds between runs.
+inline unsigned stress_seed(unsigned i) {
+  const auto base = static_cast<unsigned>(
+      ::testing::UnitTest::GetInstance()->random_seed());
+  return base * 1000 + i;
+}
+
 // ---- Runtime and configuration ---------------------------------------
 
 TYPED_TEST_P(ApiSuite, ConfigRejectsInvalidProcs) {
@@ -872,11 +880,9 @@ TYPED_TEST_P(ApiSuite, ExitUnwindsGoroutinesThatWaitOnEachOthersObjects) {
 // longer than its sleep.
 TYPED_TEST_P(ApiSuite, StressExitWhileSleepersWakeUp) {
   constexpr int kSleepers = 6;
-  unsigned base = static_cast<unsigned>(
-      ::testing::UnitTest::GetInstance()->random_seed());
   for (unsigned i = 0; i < 30; ++i) {
-    SCOPED_TRACE("seed " + std::to_string(base * 1000 + i));
-    std::mt19937 rng(base * 1000 + i);
+    SCOPED_TRACE("seed " + std::to_string(stress_seed(i)));
+    std::mt19937 rng(stress_seed(i));
     auto token = std::make_shared<int>(0);
     auto stats = run_with<TypeParam>(
         procs_for<TypeParam>(2, kSleepers), [&] {
@@ -905,11 +911,9 @@ TYPED_TEST_P(ApiSuite, StressExitWhileSleepersWakeUp) {
 // before the wait's return is a data race under ThreadSanitizer, and a
 // lost count is a hang or a wrong slot.
 TYPED_TEST_P(ApiSuite, StressWaitGroupCountedFromEveryPManySeeds) {
-  unsigned base = static_cast<unsigned>(
-      ::testing::UnitTest::GetInstance()->random_seed());
   for (unsigned i = 0; i < 30; ++i) {
-    SCOPED_TRACE("seed " + std::to_string(base * 1000 + i));
-    std::mt19937 rng(base * 1000 + i);
+    SCOPED_TRACE("seed " + std::to_string(stress_seed(i)));
+    std::mt19937 rng(stress_seed(i));
     const int workers = 1 + static_cast<int>(rng() % 4);
     const int per_worker = 10 + static_cast<int>(rng() % 150);
     const int waiters = static_cast<int>(rng() % 4);
@@ -1020,11 +1024,8 @@ void run_random_program(unsigned seed) {
 }
 
 TYPED_TEST_P(ApiSuite, StressRandomProgramsManySeeds) {
-  // --gtest_random_seed=N (or --gtest_shuffle) varies the seeds between runs.
-  unsigned base = static_cast<unsigned>(
-      ::testing::UnitTest::GetInstance()->random_seed());
   for (unsigned i = 0; i < 40; ++i) {
-    run_random_program<TypeParam>(base * 1000 + i);
+    run_random_program<TypeParam>(stress_seed(i));
   }
 }
 
