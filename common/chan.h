@@ -48,7 +48,9 @@ struct ChanAccess;  // select.h's and time.h's way in (below)
 /// running runtime (gmp::UsageError otherwise). A channel must outlive every
 /// goroutine that blocks on it (a fatal error otherwise), and belongs to
 /// one runtime at a time: an operation that would wake a goroutine of
-/// another runtime throws gmp::UsageError, changing nothing.
+/// another runtime throws gmp::UsageError, changing nothing. A Timer's
+/// channel (time.h) belongs to the Timer's runtime for good: a receive
+/// from it by a goroutine of another runtime is such an error too.
 template <class T, Scheduler S>
 class BasicChan {
   static_assert(std::is_nothrow_move_constructible_v<T> &&
@@ -115,6 +117,7 @@ class BasicChan {
   /// its buffer drained.
   std::optional<T> recv() {
     G g = S::current_g("Chan::recv");
+    check_receiver(g, "Chan::recv");
     std::unique_lock lk(lock_);
     check_same_runtime<S>(sendq_, g, "Chan::recv", /*all=*/false);
     std::optional<T> slot;
@@ -136,6 +139,7 @@ class BasicChan {
   /// channel is closed and drained (Go's ok == false).
   bool try_recv(std::optional<T>& out) {
     G g = S::current_g("Chan::try_recv");
+    check_receiver(g, "Chan::try_recv");
     std::unique_lock lk(lock_);
     check_same_runtime<S>(sendq_, g, "Chan::try_recv", /*all=*/false);
     std::optional<T> slot;
@@ -157,11 +161,10 @@ class BasicChan {
       lk.unlock();
       throw Panic("close of closed channel");
     }
-    check_same_runtime<S>(recvq_, g, "Chan::close", /*all=*/true);
-    check_same_runtime<S>(sendq_, g, "Chan::close", /*all=*/true);
-    closed_ = true;
-    Sudog* receivers = recvq_.dequeue_all();  // success stays false
-    Sudog* senders = sendq_.dequeue_all();
+    detail::ChanAccess<T, S>::check_close(this, g, "Chan::close");
+    Sudog* receivers = nullptr;  // their success stays false
+    Sudog* senders = nullptr;
+    detail::ChanAccess<T, S>::close_now(this, receivers, senders);
     lk.unlock();
     ready_all<S>(receivers);
     ready_all<S>(senders);
@@ -190,6 +193,20 @@ class BasicChan {
 
   std::size_t next(std::size_t i) const noexcept {
     return i + 1 == cap_ ? 0 : i + 1;
+  }
+
+  // A gmp::UsageError naming `op` if this is a Timer's channel and `g` is
+  // not of the Timer's runtime (its only sender, which readies receivers
+  // on its own scheduler). One compare for every other channel.
+  void check_receiver(G g, const char* op) const {
+    if (timer_runtime_ != nullptr && S::runtime_of(g) != timer_runtime_)
+        [[unlikely]] {
+      throw UsageError(std::string(op) +
+                       ": this channel is a Timer's, and the Timer belongs "
+                       "to another runtime. A Timer belongs to the runtime "
+                       "that made it: its firing cannot wake a goroutine of "
+                       "another runtime");
+    }
   }
 
   // Go's chansend's checks, lock_ held: a send on a closed channel panics
@@ -259,6 +276,9 @@ class BasicChan {
   }
 
   const std::size_t cap_;  // immutable
+  // A Timer's channel: the Timer's runtime (an identity), else null. Set
+  // by time.h before the channel is shared (ChanAccess::bind); immutable.
+  const void* timer_runtime_ = nullptr;
 
   mutable RuntimeLock lock_;  // Go's hchan.lock; guards everything below
   std::vector<std::optional<T>> buf_;  // ring of cap_ slots
@@ -288,6 +308,27 @@ struct ChanAccess {
   }
   static bool recv_now(Chan* c, std::optional<T>& slot, Sudog*& wake) {
     return c->recv_now(slot, wake);
+  }
+  static void bind(Chan* c, const void* timer_runtime) {
+    c->timer_runtime_ = timer_runtime;  // before the channel is shared
+  }
+  static void check_receiver(Chan* c, typename S::G g, const char* op) {
+    c->check_receiver(g, op);
+  }
+  // close()'s parts, for context.h's cancel, which closes many channels
+  // at once: the check that every waiter may be woken by goroutine `g`
+  // (gmp::UsageError naming `op`), then the close itself, which hands out
+  // the chains to ready_all once unlocked; false if already closed.
+  static void check_close(Chan* c, typename S::G g, const char* op) {
+    check_same_runtime<S>(c->recvq_, g, op, /*all=*/true);
+    check_same_runtime<S>(c->sendq_, g, op, /*all=*/true);
+  }
+  static bool close_now(Chan* c, Sudog*& receivers, Sudog*& senders) {
+    if (c->closed_) return false;
+    c->closed_ = true;
+    receivers = c->recvq_.dequeue_all();
+    senders = c->sendq_.dequeue_all();
+    return true;
   }
   static bool drop_buffered(Chan* c) {  // a value in the buffer, dropped
     if (c->qcount_ == 0) return false;

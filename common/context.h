@@ -14,11 +14,33 @@
 /// parent's reason. Cancel is idempotent: only the first call counts.
 ///
 /// Ownership (C++ has no garbage collector): contexts are shared_ptrs. A
-/// child holds its parent; a parent knows its children weakly, so a child
-/// the program drops before cancelling it simply leaves the tree.
+/// child holds its parent; a parent knows its children weakly, through a
+/// list linked through the children themselves, so that a child leaves it
+/// in O(1) (Go's map of children), whether cancelled or simply dropped.
+///
+/// No step recurses, however deep the tree: a cancel walks the subtree
+/// with a list of its own, and the last reference to the leaf of a chain
+/// releases the chain's ancestors one after another (release_chain).
+///
+/// Cancel is all or nothing. It locks the context and every descendant not
+/// yet cancelled (parent before child), then their done() channels (by
+/// address, as select orders its locks), and checks that every goroutine
+/// waiting on any of them belongs to the cancelling goroutine's runtime:
+/// if one does not, it throws gmp::UsageError and nothing has changed.
+/// Only then does it record the reason, close the channels and unlock.
+///
+/// A deadline outlives a run: the timer of a context made in one run of a
+/// runtime dies with that run (time.h), so a goroutine that asks for
+/// done() while no timer is pending re-arms it in its own runtime, or, if
+/// the deadline has passed, cancels the context itself (keep_deadline).
+///
+/// Lock order: a context's lock before its descendants'; context locks
+/// before any channel lock; channel locks by address.
 /// ```
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -30,8 +52,10 @@
 #include <vector>
 
 #include "common/chan.h"
+#include "common/errors.h"
 #include "common/runtime_lock.h"
 #include "common/time.h"
+#include "common/timer.h"
 
 namespace gmp {
 
@@ -52,8 +76,10 @@ constexpr std::string_view to_string(ContextErr e) noexcept {
 /// Go's context.Context for the goroutines of stage `S` (see the file's
 /// comment). Made by background(), with_cancel, with_deadline and
 /// with_timeout; shared (std::shared_ptr). done() and err() from any
-/// goroutine; cancelling (CancelFunc, a deadline) closes a channel, so it
-/// is for goroutines too (gmp::UsageError from a plain thread).
+/// thread; cancelling (CancelFunc, a deadline) closes channels, so it is
+/// for goroutines (gmp::UsageError from a plain thread, or when a
+/// goroutine of another runtime waits on done(): the context stays as it
+/// was).
 template <TimerScheduler S>
 class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
  public:
@@ -64,7 +90,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
 
   /// Go's context.Background(): the root, never cancelled.
   static Ptr background() {
-    static const Ptr root(new BasicContext(nullptr, std::nullopt));
+    static const Ptr root(new BasicContext(nullptr, std::nullopt, nullptr));
     return root;
   }
 
@@ -72,59 +98,64 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
   /// cancels it (with kCanceled) and its descendants. Call it when the
   /// work is done, as in Go, to release the child from its parent.
   static std::pair<Ptr, CancelFunc> with_cancel(const Ptr& parent) {
-    Ptr c(new BasicContext(parent, parent->deadline_));
+    Ptr c(new BasicContext(parent, parent->deadline_,
+                           parent->deadline_owner_));
     c->attach();
     return {c, cancel_func(c)};
   }
 
   /// Go's context.WithDeadline: with_cancel, and cancelled with
-  /// kDeadlineExceeded at `deadline` (at once if it has passed). A parent
-  /// whose deadline is earlier keeps its own.
+  /// kDeadlineExceeded at `deadline` (at once if it has passed; never if
+  /// it is time_point::max()). A parent whose deadline is earlier keeps
+  /// its own.
   static std::pair<Ptr, CancelFunc> with_deadline(const Ptr& parent,
                                                   Clock::time_point deadline) {
     if (parent->deadline_ && *parent->deadline_ <= deadline) {
       return with_cancel(parent);  // the parent's comes first
     }
-    Ptr c(new BasicContext(parent, deadline));
+    const bool never = deadline == Clock::time_point::max();
+    Ptr c(new BasicContext(parent, deadline, nullptr));
+    if (!never) c->deadline_owner_ = c.get();  // before anyone sees c
     c->attach();
-    auto d = deadline - Clock::now();
-    if (d <= Clock::duration::zero()) {
-      c->cancel(ContextErr::kDeadlineExceeded);
-    } else {
-      std::weak_ptr<BasicContext> weak = c;
-      auto timer = BasicTimer<S>::after_func(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(d), [weak] {
-            if (Ptr self = weak.lock()) {
-              self->cancel(ContextErr::kDeadlineExceeded);
-            }
-          });
-      std::lock_guard lk(c->mu_);
-      if (c->err_ == ContextErr::kNone) c->timer_.emplace(std::move(timer));
-    }
+    if (!never) c->arm_deadline();
     return {c, cancel_func(c)};
   }
 
-  /// Go's context.WithTimeout: with_deadline(parent, now + d).
+  /// Go's context.WithTimeout: with_deadline(parent, now + d), where a sum
+  /// past the clock's end is time_point::max() (never), as Go saturates.
   static std::pair<Ptr, CancelFunc> with_timeout(const Ptr& parent,
                                                  std::chrono::nanoseconds d) {
-    return with_deadline(parent, Clock::now() + d);
+    return with_deadline(parent, saturating_add(Clock::now(), d));
   }
 
   BasicContext(const BasicContext&) = delete;
   BasicContext& operator=(const BasicContext&) = delete;
-  /// Leaves its parent's list of children. Any thread.
+  /// Leaves its parent's list of children, and releases its ancestors
+  /// without recursion. Any thread.
   ~BasicContext() {
-    if (parent_) parent_->remove_child(this);
+    if (parent_ == nullptr) return;
+    {
+      std::lock_guard lk(parent_->mu_);
+      parent_->unlink_child(this);
+    }
+    release_chain(std::move(parent_));
   }
 
   /// Go's ctx.Done(): closed when the context is cancelled; null for
-  /// background() (never ready in a select). Any thread.
-  DoneChan* done() noexcept { return parent_ ? &done_ : nullptr; }
+  /// background() (never ready in a select). Any thread; from a goroutine
+  /// it also keeps a deadline alive across runs (keep_deadline).
+  DoneChan* done() noexcept {
+    if (parent_ == nullptr) return nullptr;
+    if (deadline_owner_ != nullptr) deadline_owner_->keep_deadline();
+    return &done_;
+  }
 
   /// Go's ctx.Err(): kNone until done() is closed, then why. Any thread.
-  ContextErr err() const {
-    std::lock_guard lk(mu_);
-    return err_;
+  ContextErr err() const noexcept {
+    // acquire: pairs with cancel's release store, made after done_ was
+    // closed under its lock: a reader that sees the reason finds done_
+    // closed.
+    return err_.load(std::memory_order_acquire);
   }
 
   /// Go's ctx.Deadline(): when it will be cancelled by time, if ever.
@@ -133,62 +164,258 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
   }
 
  private:
-  BasicContext(Ptr parent, std::optional<Clock::time_point> deadline)
-      : parent_(std::move(parent)), deadline_(deadline) {}
+  using G = typename S::G;
+  using Sudog = gmp::Sudog<G>;
+  using DoneAccess = detail::ChanAccess<std::monostate, S>;
+
+  BasicContext(Ptr parent, std::optional<Clock::time_point> deadline,
+               BasicContext* deadline_owner)
+      : parent_(std::move(parent)),
+        deadline_(deadline),
+        deadline_owner_(deadline_owner) {}
 
   static CancelFunc cancel_func(const Ptr& c) {
     return [c] { c->cancel(ContextErr::kCanceled); };
   }
 
-  // Joins the parent's children, or is born cancelled if the parent is.
+  // Go's propagateCancel: joins the parent's children, or is born
+  // cancelled if the parent is. background() keeps no list: it is never
+  // cancelled.
   void attach() {
     ContextErr parent_err;
     {
       std::lock_guard lk(parent_->mu_);
-      parent_err = parent_->err_;
-      if (parent_err == ContextErr::kNone && parent_->parent_) {
-        parent_->children_.push_back(this->weak_from_this());
+      parent_err = parent_->err_.load(std::memory_order_relaxed);
+      if (parent_err == ContextErr::kNone && parent_->parent_ != nullptr) {
+        parent_->link_child(this);
       }
     }
     if (parent_err != ContextErr::kNone) cancel(parent_err);
   }
 
-  // Go's cancelCtx.cancel: the first call records `why`, closes done_,
-  // cancels the children, leaves the parent and stops the timer.
+  // ---- Children: an intrusive list, under the parent's mu_ -------------
+
+  void link_child(BasicContext* c) noexcept {
+    c->prev_sibling_ = nullptr;
+    c->next_sibling_ = first_child_;
+    if (first_child_ != nullptr) first_child_->prev_sibling_ = c;
+    first_child_ = c;
+    c->linked_ = true;
+  }
+  void unlink_child(BasicContext* c) noexcept {
+    if (!c->linked_) return;
+    (c->prev_sibling_ != nullptr ? c->prev_sibling_->next_sibling_
+                                 : first_child_) = c->next_sibling_;
+    if (c->next_sibling_ != nullptr) {
+      c->next_sibling_->prev_sibling_ = c->prev_sibling_;
+    }
+    c->prev_sibling_ = c->next_sibling_ = nullptr;
+    c->linked_ = false;
+  }
+  void unlink_all_children() noexcept {
+    while (first_child_ != nullptr) unlink_child(first_child_);
+  }
+
+  // ---- Cancel ----------------------------------------------------------
+
+  // The locks one cancel holds: every context of the subtree (parent
+  // first), then their done() channels (by address). Released in reverse
+  // when it goes, also when a check throws; the contexts stay alive in
+  // `nodes`, which outlives it.
+  struct Held {
+    explicit Held(std::vector<Ptr>& n) : nodes(n) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+      for (auto it = chans.rbegin(); it != chans.rend(); ++it) {
+        (*it)->unlock();
+      }
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        (*it)->mu_.unlock();
+      }
+    }
+    std::vector<Ptr>& nodes;          // nodes[0] is the cancelled context
+    std::vector<RuntimeLock*> chans;  // their done_ locks, each held
+  };
+
+  // Go's cancelCtx.cancel, all or nothing (see the file's comment).
   void cancel(ContextErr why) {
-    S::current_g("context cancel");  // a UsageError first, changing nothing
-    std::vector<std::weak_ptr<BasicContext>> children;
-    std::optional<BasicTimer<S>> timer;
+    G g = S::current_g("context cancel");  // a UsageError first
+    std::vector<Ptr> nodes;        // the subtree, alive to the end
+    std::vector<Sudog*> chains;    // to ready once every lock is released
     {
-      std::lock_guard lk(mu_);
-      if (err_ != ContextErr::kNone) return;  // cancelled already
-      err_ = why;
-      children.swap(children_);
-      timer.swap(timer_);
+      Held held(nodes);
+      if (!lock_subtree(nodes)) return;  // cancelled already
+      std::vector<RuntimeLock*> chans;
+      chans.reserve(nodes.size());
+      for (const Ptr& n : nodes) chans.push_back(DoneAccess::lock(&n->done_));
+      std::sort(chans.begin(), chans.end());  // select's lock order
+      for (RuntimeLock* l : chans) {
+        l->lock();
+        held.chans.push_back(l);
+      }
+      for (const Ptr& n : nodes) {  // throws before anything changed
+        DoneAccess::check_close(&n->done_, g, "context cancel");
+      }
+      for (const Ptr& n : nodes) {
+        Sudog* receivers = nullptr;
+        Sudog* senders = nullptr;
+        if (DoneAccess::close_now(&n->done_, receivers, senders)) {
+          chains.push_back(receivers);
+          chains.push_back(senders);
+        }
+        // release: see err(); written under mu_, read by done() without.
+        n->err_.store(why, std::memory_order_release);
+        n->unlink_all_children();  // each is in nodes, or cancelled
+      }
+    }  // every lock released
+    for (Sudog* chain : chains) ready_all<S>(chain);
+    for (const Ptr& n : nodes) {
+      if (n->deadline_owner_ != n.get()) continue;
+      // Its function may be what is running: stop() only takes the timer
+      // out of its heap.
+      if (BasicTimer<S>* t = n->timer_.load(std::memory_order_acquire)) {
+        t->stop();
+      }
     }
-    done_.close();
-    for (auto& w : children) {
-      if (Ptr child = w.lock()) child->cancel(why);
+    if (parent_ != nullptr) {
+      std::lock_guard lk(parent_->mu_);
+      parent_->unlink_child(this);
     }
-    if (parent_) parent_->remove_child(this);
-    if (timer) timer->stop();  // its function may be what is running
   }
 
-  void remove_child(const BasicContext* child) {
+  // Locks this context and every descendant not yet cancelled, parent
+  // before child, into `nodes` (whose Held unlocks them). False, nothing
+  // held, if this one is cancelled already.
+  bool lock_subtree(std::vector<Ptr>& nodes) {
+    mu_.lock();
+    if (err_.load(std::memory_order_relaxed) != ContextErr::kNone) {
+      mu_.unlock();
+      return false;
+    }
+    nodes.push_back(this->shared_from_this());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      for (BasicContext* c = nodes[i]->first_child_; c != nullptr;
+           c = c->next_sibling_) {
+        Ptr child = c->weak_from_this().lock();
+        if (child == nullptr) continue;  // being destroyed: it waits for us
+        child->mu_.lock();
+        if (child->err_.load(std::memory_order_relaxed) !=
+            ContextErr::kNone) {
+          child->mu_.unlock();  // cancelled, on its way out of the list
+          continue;
+        }
+        nodes.push_back(std::move(child));
+      }
+    }
+    return true;
+  }
+
+  // ---- Deadlines ---------------------------------------------------------
+
+  // Starts the deadline's timer in the calling goroutine's runtime (an
+  // after_func, as Go's timerCtx), or cancels at once if it has passed.
+  void arm_deadline() {
+    const Clock::time_point now = Clock::now();
+    if (*deadline_ <= now) {  // compared, not subtracted: min() - now
+      cancel(ContextErr::kDeadlineExceeded);  // would overflow
+      return;
+    }
+    const Clock::duration d = *deadline_ - now;
+    std::weak_ptr<BasicContext> weak = this->weak_from_this();
+    auto t = std::make_unique<BasicTimer<S>>(BasicTimer<S>::after_func(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(d), [weak] {
+          if (Ptr self = weak.lock()) {
+            self->cancel(ContextErr::kDeadlineExceeded);
+          }
+        }));
     std::lock_guard lk(mu_);
-    std::erase_if(children_, [child](const std::weak_ptr<BasicContext>& w) {
-      Ptr p = w.lock();
-      return p == nullptr || p.get() == child;
-    });
+    const BasicTimer<S>* now_armed = timer_.load(std::memory_order_relaxed);
+    if (err_.load(std::memory_order_relaxed) != ContextErr::kNone ||
+        (now_armed != nullptr && now_armed->pending())) {
+      return;  // cancelled meanwhile, or re-armed by another goroutine: t
+    }          // is destroyed (and so stopped)
+    // release: done() reads the pointer without mu_ (acquire) and then
+    // the timer it points to.
+    timer_.store(t.get(), std::memory_order_release);
+    timers_.push_back(std::move(t));  // freed with the context only
   }
 
-  const Ptr parent_;  // null only for background(); immutable
+  // done()'s check, on the context that owns the deadline: while it is
+  // not cancelled, its timer must be pending; if none is (its run ended,
+  // or it fired and its goroutine has not cancelled yet, or never will
+  // because the run ended first), the deadline is kept here.
+  void keep_deadline() noexcept {
+    if (err_.load(std::memory_order_relaxed) != ContextErr::kNone) return;
+    const BasicTimer<S>* t = timer_.load(std::memory_order_acquire);
+    if (t != nullptr && t->pending()) return;
+    rearm();
+  }
+
+  // keep_deadline's slow path, from a goroutine only (a plain thread
+  // cannot arm a timer): cancels if the deadline has passed, else arms a
+  // timer for the rest of it in this goroutine's runtime.
+  [[gnu::cold, gnu::noinline]] void rearm() noexcept {
+    try {
+      S::current_g("context done");  // a plain thread: nothing to do
+      {
+        std::lock_guard lk(mu_);
+        if (err_.load(std::memory_order_relaxed) != ContextErr::kNone) return;
+        const BasicTimer<S>* t = timer_.load(std::memory_order_relaxed);
+        if (t != nullptr && t->pending()) return;  // another one re-armed
+      }
+      arm_deadline();
+    } catch (...) {
+      // A plain thread, a waiter of another runtime (the cancel changed
+      // nothing), or no memory: the deadline is kept by the next done().
+    }
+  }
+
+  // ---- Release without recursion -----------------------------------------
+
+  // Drops a reference to `p` (a parent). If it was the last, p's
+  // destructor releases p's own parent: rather than recursing (a chain of
+  // 100,000 contexts would overflow a goroutine's stack), nested calls on
+  // this thread append to the outermost call's list, which releases them
+  // one by one. NoPreempt keeps the goroutine on this thread meanwhile
+  // (the list is found through a thread_local).
+  static void release_chain(Ptr p) noexcept {
+    thread_local std::vector<Ptr>* pending = nullptr;
+    if (pending != nullptr) {
+      pending->push_back(std::move(p));
+      return;
+    }
+    NoPreempt pin;
+    std::vector<Ptr> list;
+    pending = &list;
+    list.push_back(std::move(p));
+    while (!list.empty()) {
+      Ptr q = std::move(list.back());
+      list.pop_back();
+      q.reset();  // may append q's parent
+    }
+    pending = nullptr;
+  }
+
+  Ptr parent_;  // null only for background(); released by the destructor
   const std::optional<Clock::time_point> deadline_;  // immutable
+  // The context whose timer keeps this one's deadline (itself, or the
+  // ancestor with the earliest one), or null; set before it is shared.
+  BasicContext* deadline_owner_;
   DoneChan done_;     // closed once, by the first cancel
-  mutable RuntimeLock mu_;  // protects the three fields below
-  ContextErr err_ = ContextErr::kNone;
-  std::vector<std::weak_ptr<BasicContext>> children_;  // not cancelled yet
-  std::optional<BasicTimer<S>> timer_;  // with_deadline's, until cancel
+  mutable RuntimeLock mu_;  // protects the fields below, except as said
+  // Written under mu_ (release), read without it (acquire / relaxed).
+  std::atomic<ContextErr> err_{ContextErr::kNone};
+  BasicContext* first_child_ = nullptr;  // children not cancelled yet
+  // This context's place in its parent's list: under the parent's mu_.
+  BasicContext* prev_sibling_ = nullptr;
+  BasicContext* next_sibling_ = nullptr;
+  bool linked_ = false;
+  // The deadline's current timer (null: none armed), written under mu_
+  // (release), read by done() without it (acquire); every timer it ever
+  // pointed to stays in timers_ until the context is destroyed.
+  std::atomic<BasicTimer<S>*> timer_{nullptr};
+  std::vector<std::unique_ptr<BasicTimer<S>>> timers_;
 };
 
 }  // namespace gmp

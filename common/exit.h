@@ -15,10 +15,13 @@
 /// long computation, a system call outside stage4::blocking) cannot be
 /// stopped from outside on stages 1-4 (stage 5 can preempt it, but a
 /// preempted goroutine cannot unwind either: it is not at a call). run()
-/// gives such goroutines kExitGrace to reach a runtime call. If one is
-/// still running then, the runtime does what Go does: it ends the program,
-/// with exit status 0, after flushing stdout (exit_program). run() does not
-/// return in that case, and no destructor runs.
+/// gives such goroutines kExitGrace to reach a runtime call, counted from
+/// the last goroutine that ended (await_the_rest): goroutines that are
+/// still unwinding, however many, take as long as they need. If one is
+/// still running a whole grace after the last one ended, the runtime does
+/// what Go does: it ends the program, with exit status 0, after flushing
+/// stdout (exit_program). run() does not return in that case, and no
+/// destructor runs.
 /// ```
 #pragma once
 
@@ -27,8 +30,8 @@
 namespace gmp {
 
 /// How long run() waits, once main has returned and the other goroutines
-/// have been told to end, for the ones still running to reach a call into
-/// the runtime and unwind. Go waits for none.
+/// have been told to end, with none of them ending, before it gives up on
+/// the ones still running (await_the_rest). Go waits for none.
 inline constexpr std::chrono::milliseconds kExitGrace{1000};
 
 /// Ends the program as Go's does when main returns while goroutines still
@@ -36,5 +39,22 @@ inline constexpr std::chrono::milliseconds kExitGrace{1000};
 /// destructor, no atexit handler runs while those goroutines' threads still
 /// run). Any thread; never returns.
 [[noreturn]] void exit_program() noexcept;
+
+/// run()'s wait once main has returned: `wait(d)` waits up to d for the
+/// last goroutine to end and returns whether all have; `left()` counts
+/// the goroutines still alive. Ends the program (exit_program) only when
+/// a whole kExitGrace passes without one ending: 10,000 goroutines
+/// unwinding on two cores can take longer than one grace, and are not
+/// stuck (ApiSuite.GoroutinesUnwindingLongerThanAGraceAllEnd). run()'s
+/// thread.
+template <class Wait, class Left>
+void await_the_rest(Wait wait, Left left) {
+  auto before = left();
+  while (!wait(kExitGrace)) {
+    auto now = left();
+    if (now >= before) exit_program();  // none ended for a whole grace
+    before = now;
+  }
+}
 
 }  // namespace gmp

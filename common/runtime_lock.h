@@ -84,6 +84,7 @@ class RuntimeLock {
   static int held_by_this_thread() noexcept { return held_; }
 
  private:
+  friend class NoPreempt;
   static constexpr std::uint32_t kUnlocked = 0;
   static constexpr std::uint32_t kLocked = 1;
   static constexpr std::uint32_t kSleeping = 2;  // locked, maybe sleepers
@@ -93,6 +94,28 @@ class RuntimeLock {
   static inline thread_local constinit int held_ = 0;  // this thread's
 
   std::atomic<std::uint32_t> key_{kUnlocked};
+};
+
+/// Go's acquirem / releasem: while one lives, the calling thread counts as
+/// holding a runtime lock (RuntimeLock::held_by_this_thread), so stage 5
+/// does not preempt the goroutine running there, which then stays on this
+/// thread unless it parks. For code that keeps per-thread state across a
+/// few steps without a lock (context.h's release of a chain). Not for
+/// code that parks.
+class NoPreempt {
+ public:
+  /// Counts as one more runtime lock held by the calling thread.
+  NoPreempt() noexcept {
+    ++RuntimeLock::held_;
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // as lock()'s
+  }
+  /// Counts it off again (the same thread: nothing in between parks).
+  ~NoPreempt() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    --RuntimeLock::held_;
+  }
+  NoPreempt(const NoPreempt&) = delete;
+  NoPreempt& operator=(const NoPreempt&) = delete;
 };
 
 }  // namespace gmp

@@ -162,6 +162,15 @@ RuntimeLock* case_lock(SendCase<T, S>& c) {
 }
 inline RuntimeLock* case_lock(const DefaultCase&) { return nullptr; }
 
+// Before anything is locked: a receive from a Timer's channel is for the
+// goroutines of the Timer's runtime (chan.h), whichever case would run.
+template <class T, class S>
+void case_check(RecvCase<T, S>& c, typename S::G g) {
+  if (c.ch != nullptr) ChanAccess<T, S>::check_receiver(c.ch, g, "select");
+}
+template <class C, class G>
+void case_check(C&, G) {}
+
 // Pass 1 (lock held): whether the case ran now; a partner to ready after
 // the unlock goes to `wake`. A send on a closed channel returns true with
 // `closed_send` set (the caller unlocks, then panics).
@@ -311,6 +320,7 @@ int select(Cases&&... cases) {
     RuntimeLock* l = nullptr;
     bool is_default = true;
     detail::visit_case(t, i, [&](auto& c) {
+      detail::case_check(c, g);
       l = detail::case_lock(c);
       is_default = detail::CaseTraits<detail::CaseOf<decltype(c)>>::kDefault;
     }, kIdx);

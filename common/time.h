@@ -22,6 +22,14 @@
 /// The one difference from Go 1.23: the channel has a buffer of one slot,
 /// so len(c) is 1 between a firing and its receive, where Go 1.23 says 0.
 ///
+/// A duration too long for the clock saturates, as in Go: the timer never
+/// fires (timer.h's timer_when), and a ticker of such a period ticks at
+/// most once. A Timer belongs to the runtime that made it: its firing is
+/// that runtime's work, and cannot wake a goroutine of another one. So a
+/// receive from its channel, or a reset, by a goroutine of another runtime
+/// is a gmp::UsageError that changes nothing; stop() and the destructor
+/// work from anywhere.
+///
 /// Lock order: the timer's lock, then a channel's lock, then the
 /// scheduler's. The runtime calls a timer's function without its own lock.
 /// ```
@@ -33,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -103,7 +112,7 @@ class BasicTimer {
   using Chan = BasicChan<Clock::time_point, S>;  ///< what a timer sends
 
   /// Go's time.NewTimer: sends the time on c() once, after d (at once if
-  /// d <= 0).
+  /// d <= 0, never if now + d is past the clock's end).
   static BasicTimer new_timer(std::chrono::nanoseconds d) {
     BasicTimer t(Kind::kSend);
     t.start(d, Clock::duration::zero());
@@ -156,6 +165,16 @@ class BasicTimer {
     return st_->kind == Kind::kSend ? &st_->c : nullptr;
   }
 
+  /// Whether the timer waits in a runtime's heap or is firing: false once
+  /// it has fired, was stopped, or its run ended before it was due. Any
+  /// thread; a snapshot.
+  bool pending() const noexcept {
+    if (!st_) return false;  // moved from
+    // acquire: pairs with the heap's release of owner and f's of firing.
+    return st_->rt.owner.load(std::memory_order_acquire) != nullptr ||
+           st_->rt.firing.load(std::memory_order_acquire) > 0;
+  }
+
   /// Go's Timer.Stop / Ticker.Stop: the timer will not fire (again), and
   /// no value sent before is received. Whether this call prevented a value
   /// or a function (false: it had fired and been received, or was stopped).
@@ -166,13 +185,16 @@ class BasicTimer {
 
   /// Go's Timer.Reset: stop(), then fire after d (at once if d <= 0), a
   /// ticker every d from now; returns what stop() would. A ticker's d <= 0
-  /// panics ("non-positive interval for Ticker.Reset"), changing nothing.
+  /// panics ("non-positive interval for Ticker.Reset"), and a goroutine of
+  /// another runtime gets a gmp::UsageError: both change nothing.
   bool reset(std::chrono::nanoseconds d) {
+    check_runtime(S::current_g("Timer::reset"), "Timer::reset");
+    std::lock_guard lk(st_->mu);
+    // period is read under mu: a concurrent reset's arm() writes it.
     bool ticker = st_->rt.period != Clock::duration::zero();
     if (ticker && d <= std::chrono::nanoseconds::zero()) {
       throw Panic("non-positive interval for Ticker.Reset");
     }
-    std::lock_guard lk(st_->mu);
     bool pending = stop_locked();
     arm(d, ticker ? Clock::duration(d) : Clock::duration::zero());
     return pending;
@@ -184,15 +206,20 @@ class BasicTimer {
   // Everything the runtime may touch stays at one address (the runtime
   // timer is in a heap by address): the Timer value only points to it.
   struct State {
-    explicit State(Kind k) : kind(k), c(k == Kind::kSend ? 1 : 0) {}
+    State(Kind k, const void* rt_id)
+        : kind(k), runtime(rt_id), c(k == Kind::kSend ? 1 : 0) {
+      if (k == Kind::kSend) detail::ChanAccess<Clock::time_point, S>::bind(&c, rt_id);
+    }
     const Kind kind;
+    const void* const runtime;  // the runtime that made it (an identity)
     RuntimeLock mu;   // the timer's lock: stop, reset and the firing's check
     RuntimeTimer rt;  // when, period, f, arg: set under mu before add_timer
     Chan c;           // kSend: one slot; kFunc: unused, no buffer
     std::function<void()> fn;  // kFunc: set before the first start
   };
 
-  explicit BasicTimer(Kind k) : st_(std::make_unique<State>(k)) {
+  explicit BasicTimer(Kind k)
+      : st_(std::make_unique<State>(k, S::runtime_of(S::current_g("time")))) {
     st_->rt.arg = st_.get();
     st_->rt.f = k == Kind::kSend ? &send_time : &go_func;
   }
@@ -203,11 +230,19 @@ class BasicTimer {
     arm(d, period);
   }
 
+  // A gmp::UsageError unless `g` is of the runtime that made the timer.
+  void check_runtime(typename S::G g, const char* op) const {
+    if (S::runtime_of(g) == st_->runtime) [[likely]] return;
+    throw UsageError(std::string(op) +
+                     ": this Timer belongs to another runtime. A Timer "
+                     "belongs to the runtime that made it: its firing "
+                     "cannot wake a goroutine of another runtime");
+  }
+
   // mu held (or the timer is new: start): into the runtime's heap, due d
-  // from now.
+  // from now (never, if that is past the clock's end).
   void arm(std::chrono::nanoseconds d, Clock::duration period) {
-    Clock::time_point now = Clock::now();
-    st_->rt.when = d > std::chrono::nanoseconds::zero() ? now + d : now;
+    st_->rt.when = timer_when(Clock::now(), d);
     st_->rt.period = period;
     S::add_timer(st_->rt);
   }

@@ -32,10 +32,36 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace gmp {
+
+/// `t + d`, saturated at the clock's ends instead of overflowing: a time
+/// too far away to be represented becomes time_point::max(), which never
+/// comes (Go's timers saturate at maxWhen, its Time.Add keeps the sign).
+/// Every duration the API takes goes through here or timer_when.
+constexpr std::chrono::steady_clock::time_point saturating_add(
+    std::chrono::steady_clock::time_point t,
+    std::chrono::nanoseconds d) noexcept {
+  using Clock = std::chrono::steady_clock;
+  static_assert(std::is_same_v<Clock::duration, std::chrono::nanoseconds>);
+  Clock::rep sum = 0;
+  if (__builtin_add_overflow(t.time_since_epoch().count(), d.count(), &sum)) {
+    return d > std::chrono::nanoseconds::zero() ? Clock::time_point::max()
+                                                : Clock::time_point::min();
+  }
+  return Clock::time_point(std::chrono::nanoseconds(sum));
+}
+
+/// When a timer of `d` made at `now` fires (Go's time.when): now if d <= 0,
+/// else now + d, or time_point::max() (never) if that overflows.
+constexpr std::chrono::steady_clock::time_point timer_when(
+    std::chrono::steady_clock::time_point now,
+    std::chrono::nanoseconds d) noexcept {
+  return d > std::chrono::nanoseconds::zero() ? saturating_add(now, d) : now;
+}
 
 /// One timer. The fields marked "heap" are protected by the lock of the
 /// heap that holds it (a scheduler's lock); the rest belong to its owner.
@@ -171,8 +197,7 @@ class TimerHeap {
       // runOneTimer sifts it down in place): taken out and pushed back,
       // its owner would be null in between, and a destructor reading it
       // then would free it under the heap.
-      auto missed = (now - t->when) / t->period;  // ticks nobody took
-      t->when += t->period * (missed + 1);
+      t->when = next_tick(t->when, t->period, now);
       heap_[0].when = t->when;
       down(0);
     } else {
@@ -253,6 +278,21 @@ class TimerHeap {
       i = c;
     }
     place(i, s);
+  }
+
+  // A ticker's next tick after `when`, the first one later than `now`
+  // (ticks nobody took are skipped, as Go's runOneTimer does), or max()
+  // (never) if it lies beyond the clock: a ticker of the largest period
+  // ticks once at most.
+  static Clock::time_point next_tick(Clock::time_point when,
+                                     Clock::duration period,
+                                     Clock::time_point now) noexcept {
+    auto missed = (now - when) / period;  // ticks nobody took; when <= now
+    Clock::rep step = 0;
+    if (__builtin_mul_overflow(period.count(), missed + 1, &step)) {
+      return Clock::time_point::max();
+    }
+    return saturating_add(when, Clock::duration(step));
   }
 
   void* const owner_;       // what its timers record as owner

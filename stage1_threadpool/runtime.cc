@@ -66,13 +66,15 @@ void Runtime::run(std::function<void()> main) {
     state_ = State::kRunning;
     work_cv_.notify_one();
     // exit_after_main() ends the other goroutines; then every worker idles.
-    // One still running after kExitGrace never calls into the runtime: the
-    // program ends, as Go's does (common/exit.h).
+    // One still running a grace after the last one ended never calls into
+    // the runtime: the program ends, as Go's does (common/exit.h).
     done_cv_.wait(lk, [this] { return main_done_; });
-    if (!done_cv_.wait_for(lk, kExitGrace,
-                           [this] { return nidle_ == config_.procs; })) {
-      exit_program();
-    }
+    await_the_rest(
+        [&](std::chrono::milliseconds grace) {
+          return done_cv_.wait_for(lk, grace,
+                                   [this] { return nidle_ == config_.procs; });
+        },
+        [this] { return config_.procs - nidle_; });  // mu_ held
     GMP_CHECK(nblocked_ == 0 && queue_.empty(), "goroutines left at exit");
   }
   stop_workers();

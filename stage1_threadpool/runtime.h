@@ -42,8 +42,9 @@
 ///    so their destructors run). Goroutines still running are waited for
 ///    (a blocking call now throws Goexit at once), and the workers joined:
 ///    run() returns with no thread and no goroutine left behind. One that
-///    is still running after gmp::kExitGrace never calls into the runtime:
-///    the program ends there, with status 0, as Go's does (common/exit.h).
+///    is still running a gmp::kExitGrace after the last one ended never
+///    calls into the runtime: the program ends there, with status 0, as
+///    Go's does (common/exit.h).
 /// 5. Deadlock (Go's checkdead): whenever a worker blocks or goes idle, if no
 ///    worker is running and none can start (all blocked, or idle with nothing
 ///    queued), and no timer is pending, nothing can ever wake anyone: fatal
@@ -133,9 +134,10 @@ class Runtime {
 
   /// Starts the workers, runs `main` as goroutine 1, and returns once main
   /// has returned and every other goroutine has ended (protocol 4). Can be
-  /// called again afterwards. If a goroutine is still running gmp::kExitGrace
-  /// after main returned (it never calls into the runtime), the program
-  /// ends with status 0 instead, as Go's does (common/exit.h).
+  /// called again afterwards. If a goroutine is still running a
+  /// gmp::kExitGrace after the last other one ended (it never calls into
+  /// the runtime), the program ends with status 0 instead, as Go's does
+  /// (common/exit.h).
   ///
   /// Errors: gmp::UsageError if called from a goroutine, or while this
   /// runtime runs; std::system_error, with nothing started, if a worker

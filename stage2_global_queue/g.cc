@@ -45,10 +45,4 @@ std::string deadlock_report(std::vector<const G*> waiting) {
          goroutine_dump(std::move(waiting));
 }
 
-std::chrono::steady_clock::time_point wake_time(std::chrono::nanoseconds d) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point now = Clock::now();
-  return d < Clock::time_point::max() - now ? now + d : Clock::time_point::max();
-}
-
 }  // namespace gmp::stage2

@@ -155,8 +155,4 @@ struct G {
 /// runtimes' checkdead.
 std::string deadlock_report(std::vector<const G*> waiting);
 
-/// The time a sleep of `d` from now ends (max() if that overflows), for
-/// sleep_for.
-std::chrono::steady_clock::time_point wake_time(std::chrono::nanoseconds d);
-
 }  // namespace gmp::stage2

@@ -86,9 +86,13 @@ void Runtime::run(std::function<void()> main) {
     throw;
   }
   main_returned_.sleep();  // exit_after_main has told the others to end
-  // One still running after kExitGrace never calls into the runtime: the
-  // program ends, as Go's does (common/exit.h).
-  if (!all_dead_.tsleep(kExitGrace)) exit_program();
+  // One still running a grace after the last one ended never calls into
+  // the runtime: the program ends, as Go's does (common/exit.h).
+  await_the_rest([this](auto grace) { return all_dead_.tsleep(grace); },
+                 [this] {
+                   std::lock_guard lk(sched_);
+                   return live_;
+                 });
   stop_ms();
   end_run();
 }

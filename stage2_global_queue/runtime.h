@@ -46,8 +46,9 @@
 ///    unstarted ones are dropped, parked ones are cancelled, unlinked and
 ///    readied to unwind (gmp::Goexit); run() returns once all are dead.
 ///    A running goroutine unwinds at its next call into the runtime; one
-///    still running after gmp::kExitGrace never makes one, and the program
-///    ends there, with status 0, as Go's does (common/exit.h).
+///    still running a gmp::kExitGrace after the last one ended never makes
+///    one, and the program ends there, with status 0, as Go's does
+///    (common/exit.h).
 /// 5. Deadlock (Go's checkdead): when the last running M goes idle, with no
 ///    timer pending, no goroutine can ever run again: fatal error naming
 ///    every waiting goroutine and its wait reason (an M waiting for its
@@ -152,9 +153,10 @@ class Runtime {
 
   /// Starts the Ms, runs `main` as goroutine 1, and returns once main has
   /// returned and every other goroutine has ended (protocol 4). Can be
-  /// called again afterwards. If a goroutine is still running
-  /// gmp::kExitGrace after main returned (it never calls into the runtime),
-  /// the program ends with status 0 instead, as Go's does (common/exit.h).
+  /// called again afterwards. If a goroutine is still running a
+  /// gmp::kExitGrace after the last other one ended (it never calls into
+  /// the runtime), the program ends with status 0 instead, as Go's does
+  /// (common/exit.h).
   ///
   /// Errors: gmp::UsageError if called from a goroutine or while running;
   /// std::system_error, with nothing run, if an M's thread or main's stack

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <pthread.h>
 
+#include "common/timer.h"
 #include "stage2_global_queue/context.h"
 #include "stage2_global_queue/tls.h"
 
@@ -166,7 +167,7 @@ bool park_current(G* gp, Sudog<G*>& s, ParkUnlock unlock, WaitReason why,
 bool park_sleep(G* gp, std::chrono::nanoseconds d) noexcept {
   Sudog<G*>& s = gp->sudog.emplace(gp, gp->goid);
   bool woke = park_current(gp, s, ParkUnlock{}, WaitReason::kSleep,
-                           wake_time(d));
+                           timer_when(std::chrono::steady_clock::now(), d));
   gp->sudog.reset();
   return woke;
 }

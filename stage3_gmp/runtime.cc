@@ -151,10 +151,11 @@ void Runtime::run(std::function<void()> main) {
   }
   startm(nullptr, /*spinning=*/false);  // the first M takes main
   main_returned_.sleep();  // goroutine 1 is telling the others to end
-  // One still running after kExitGrace never calls into the runtime (on
-  // stages 3 and 4 it also holds up exit_after_main's stop of the world):
-  // the program ends, as Go's does (common/exit.h).
-  if (!all_dead_.tsleep(kExitGrace)) exit_program();
+  // One still running a grace after the last one ended never calls into
+  // the runtime (it also holds up exit_after_main's stop of the world): the
+  // program ends, as Go's does (common/exit.h).
+  await_the_rest([this](auto grace) { return all_dead_.tsleep(grace); },
+                 [this] { return live_.load(std::memory_order_relaxed); });
   stop_ms();
   stop_watchers();
   end_run();

@@ -222,7 +222,8 @@ class Runtime {
 
   /// Runs `main` as goroutine 1 and returns once main has returned and
   /// every other goroutine has ended, as in stage 2 (or ends the program
-  /// if one is still running gmp::kExitGrace after). Errors as in stage 2.
+  /// if one is still running a gmp::kExitGrace after the last other one
+  /// ended). Errors as in stage 2.
   void run(std::function<void()> main);
 
   /// The resolved configuration (procs is the GOMAXPROCS of the next run).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/runtime_lock.h"
 #include "common/storeload.h"
 #include "common/errors.h"
 #include "stage2_global_queue/goroutine_dump.h"
@@ -445,8 +446,13 @@ namespace {
 
 // current_m's slow path, out of line and cold so that the check it follows
 // costs the fast path two instructions: the request is honoured, and the
-// goroutine's M afterwards returned (it may be another).
+// goroutine's M afterwards returned (it may be another). Not while the
+// goroutine holds a runtime lock (Go's newstack: m.locks != 0): whoever
+// ran next on its M, or on any M, could wait for that lock for ever
+// (TimeSuite.ConcurrentResetsOfOneTimer). The request stays on the P and is
+// honoured at the first runtime call made without a lock.
 [[gnu::noinline, gnu::cold]] M* preempt_at_runtime_call(M* m) {
+  if (RuntimeLock::held_by_this_thread() != 0) return m;
   m->rt->preempt_now(m);
   return getm();
 }
@@ -498,6 +504,11 @@ void Sched::go_from_timer(std::function<void()> fn) {
 void go(GoFunc fn, const std::type_info* type) {
   M* m = current_m("go");
   if (!fn) throw UsageError("go called with an empty function");
+  // Go's acquirem in newproc: newproc keeps m and its P in locals, and
+  // moving fn into the G runs the user's move constructor, which a
+  // preempting runtime may stop; the goroutine would then go on, on
+  // another M, with this one's P (Stage5Test.GoNeverLosesItsMToPreemption).
+  NoPreempt pin;
   m->rt->newproc(std::move(fn), m, type);
 }
 

@@ -126,6 +126,49 @@ bool loop_done_when_main_woke(Runtime& rt, milliseconds length, bool calls) {
   return done_when_main_woke;
 }
 
+// go() moves the function into the new G inside the runtime (newproc),
+// with this goroutine's M and P in locals: the function's move
+// constructor, user code and so a safe point, must not be preempted there,
+// or the goroutine would go on on another M with the old one's P. A move
+// that computes for 3 ms (three time slices) is not preempted; the
+// request is honoured right after go() returns (Go's acquirem).
+TEST(Stage5Test, GoNeverLosesItsMToPreemption) {
+  for (Preempt mode : {Preempt::kCooperative, kDefaultPreempt}) {
+    Config c = one_p(mode);
+    c.time_slice = milliseconds(1);
+    Runtime rt(c);
+    std::atomic<int> slow_moves{0}, preempted_inside{0};
+    struct SlowToMove {
+      Runtime* rt;
+      std::atomic<int>* slow;
+      std::atomic<int>* preempted;
+      int moves = 0;
+      SlowToMove(Runtime* r, std::atomic<int>* s, std::atomic<int>* p)
+          : rt(r), slow(s), preempted(p) {}
+      SlowToMove(SlowToMove&& o) noexcept
+          : rt(o.rt), slow(o.slow), preempted(o.preempted),
+            moves(o.moves + 1) {
+        if (moves != 2) return;  // the first makes go()'s GoFunc; the
+        slow->fetch_add(1);      // second is inside go(), into newproc
+        const std::uint64_t before = rt->stats().preemptions;
+        auto until = Clock::now() + milliseconds(3);
+        long x = 0;
+        while (Clock::now() < until) x = step(x);  // safe points
+        if (rt->stats().preemptions != before) preempted->fetch_add(1);
+      }
+      void operator()() const {}
+    };
+    rt.run([&] {
+      for (int i = 0; i < 10; ++i) {
+        go(SlowToMove(&rt, &slow_moves, &preempted_inside));
+      }
+    });
+    EXPECT_EQ(slow_moves.load(), 10) << "go() no longer moves fn twice";
+    EXPECT_EQ(preempted_inside.load(), 0);
+    EXPECT_GE(rt.stats().preempt_requests, 1u) << "sysmon never asked";
+  }
+}
+
 // The notes' Go 1.13 example, bounded: a loop without function calls keeps
 // the P for all its 200 ms, although sysmon asks it to yield; main's 1 ms
 // sleep only ends after it.

@@ -790,6 +790,41 @@ TYPED_TEST_P(ApiSuite, MainReturningEndsEveryOtherGoroutineCleanly) {
   EXPECT_EQ(stats.goroutines_blocked, 0);
 }
 
+// Goroutines still unwinding when a grace (gmp::kExitGrace) has passed
+// since main returned are not stuck: run() waits for them as long as one
+// of them ends every grace (common/exit.h), and the code after run() runs.
+// Here 1,200 parked goroutines unwind one at a time, a millisecond each;
+// the program used to end with status 0 after the first second, the code
+// after run() never run (10,000 stage 1 workers did the same).
+TYPED_TEST_P(ApiSuite, GoroutinesUnwindingLongerThanAGraceAllEnd) {
+  constexpr int kGoroutines = 1200;
+  std::mutex one_at_a_time;
+  std::atomic<int> unwound{0};
+  struct SlowUnwind {
+    std::mutex& mu;
+    std::atomic<int>& n;
+    ~SlowUnwind() {
+      std::lock_guard lk(mu);  // the thread blocks: no runtime call
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      n.fetch_add(1);
+    }
+  };
+  typename TypeParam::template Chan<int> never;
+  typename TypeParam::Runtime rt(
+      this->config(procs_for<TypeParam>(2, kGoroutines)));
+  rt.run([&] {
+    for (int i = 0; i < kGoroutines; ++i) {
+      TypeParam::go([&] {
+        SlowUnwind slow{one_at_a_time, unwound};
+        (void)never.recv();
+      });
+    }
+    wait_until_blocked<TypeParam>(rt, kGoroutines);
+  });
+  EXPECT_EQ(unwound.load(), kGoroutines);
+  EXPECT_TRUE(conserved(rt.stats()));
+}
+
 // A goroutine running when main returns (not parked, not queued) ends at
 // its next call into the runtime, which throws gmp::Goexit; run() returns.
 TYPED_TEST_P(ApiSuite, ARunningGoroutineEndsAtItsNextRuntimeCallAfterMain) {
@@ -1052,6 +1087,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     BlockingInsideACatchBlockKeepsTheException,
     ManySendersAndReceiversLoseAndDuplicateNothing,
     MainReturningEndsEveryOtherGoroutineCleanly,
+    GoroutinesUnwindingLongerThanAGraceAllEnd,
     ARunningGoroutineEndsAtItsNextRuntimeCallAfterMain,
     GoroutinesQueuedWhenMainReturnsNeverRun,
     ExitUnwindsGoroutinesThatWaitOnEachOthersObjects,

@@ -13,6 +13,9 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/context.h"
@@ -198,12 +201,205 @@ TYPED_TEST_P(ContextSuite, CancelOutsideAGoroutineIsAUsageError) {
   EXPECT_EQ(kept->err(), ContextErr::kNone);
 }
 
+// Durations and deadlines at the clock's ends, as Go's: with_timeout of
+// the largest duration and with_deadline of time_point::max() are never
+// cancelled by time (Go saturates the sum); the most negative ones are
+// done at once.
+TYPED_TEST_P(ContextSuite, DeadlinesAtTheClocksEnds) {
+  using Clock = typename TestFixture::Clock;
+  run_procs<TypeParam>(1, 0, [] {
+    using C = typename TestFixture::Context;
+    auto [t_max, cancel1] =
+        C::with_timeout(C::background(), std::chrono::nanoseconds::max());
+    auto [d_max, cancel2] =
+        C::with_deadline(C::background(), Clock::time_point::max());
+    auto [child, cancel3] = C::with_timeout(t_max, std::chrono::hours(1));
+    EXPECT_EQ(d_max->deadline(), std::optional(Clock::time_point::max()));
+    EXPECT_EQ(t_max->deadline(), std::optional(Clock::time_point::max()));
+    TypeParam::sleep_for(std::chrono::milliseconds(20));
+    for (auto& c : {t_max, d_max, child}) {
+      EXPECT_FALSE(TestFixture::is_done(c));
+      EXPECT_EQ(c->err(), ContextErr::kNone);
+    }
+    auto [t_min, cancel4] =
+        C::with_timeout(C::background(), std::chrono::nanoseconds::min());
+    auto [d_min, cancel5] =
+        C::with_deadline(C::background(), Clock::time_point::min());
+    EXPECT_EQ(t_min->err(), ContextErr::kDeadlineExceeded);
+    EXPECT_EQ(d_min->err(), ContextErr::kDeadlineExceeded);
+    cancel1();
+    EXPECT_EQ(child->err(), ContextErr::kCanceled);
+    cancel2();
+    cancel3();
+    cancel4();
+    cancel5();
+  });
+}
+
+// A cancel from a goroutine of another runtime, while goroutines of the
+// context's own wait on done() (its own or a descendant's), is a
+// UsageError that changes nothing: no context of the subtree is
+// cancelled, and a later cancel from the right runtime wakes them all.
+TYPED_TEST_P(ContextSuite, CancelFromAnotherRuntimeChangesNothing) {
+  using Api = TypeParam;
+  using C = typename TestFixture::Context;
+  using ms = typename TestFixture::ms;
+  typename C::Ptr root, leaf;
+  typename C::CancelFunc cancel_root;
+  std::atomic<int> step{0};
+  std::string error;
+  typename Api::Config config;
+  config.procs = procs_for<Api>(2, 3);
+  typename Api::Runtime a(config);
+  std::thread other([&] {
+    a.run([&] {
+      std::tie(root, cancel_root) = C::with_cancel(C::background());
+      auto [mid, cancel_mid] = C::with_cancel(root);
+      auto [l, cancel_leaf] = C::with_timeout(mid, std::chrono::hours(1));
+      leaf = l;
+      typename Api::WaitGroup wg;
+      wg.add(2);
+      Api::go([&, leaf = leaf] {
+        leaf->done()->recv();
+        wg.done();
+      });
+      Api::go([&, mid = mid] {
+        select(recv_case(mid->done()));
+        wg.done();
+      });
+      wait_until_blocked<Api>(a, 2);
+      step.store(1);
+      while (step.load() != 2) Api::sleep_for(ms(1));
+      EXPECT_EQ(root->err(), ContextErr::kNone);  // unchanged
+      EXPECT_EQ(leaf->err(), ContextErr::kNone);
+      cancel_root();
+      wg.wait();
+      EXPECT_EQ(leaf->err(), ContextErr::kCanceled);
+      cancel_mid();
+      cancel_leaf();
+    });
+  });
+  run_procs<Api>(1, 0, [&] {
+    while (step.load() != 1) Api::sleep_for(ms(1));
+    try {
+      cancel_root();
+      ADD_FAILURE() << "a goroutine of another runtime was woken";
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+    EXPECT_EQ(root->err(), ContextErr::kNone);
+    EXPECT_FALSE(TestFixture::is_done(root));
+    step.store(2);
+  });
+  other.join();
+  EXPECT_NE(error.find("belongs to another runtime"), std::string::npos)
+      << error;
+  EXPECT_EQ(error.rfind("context cancel: goroutine", 0), 0u) << error;
+}
+
+// A context whose deadline timer died with its run (the runtime's timers
+// end with run()) keeps its deadline in a later run, of another runtime
+// or of the same one: done() re-arms it there, or cancels at once if the
+// deadline has passed.
+TYPED_TEST_P(ContextSuite, DeadlinesOutliveTheirRun) {
+  using Api = TypeParam;
+  using C = typename TestFixture::Context;
+  using ms = typename TestFixture::ms;
+  typename C::Ptr soon, passed, child;
+  typename C::CancelFunc c1, c2, c3;
+  typename Api::Config config;
+  config.procs = procs_for<Api>(1, 1);
+  typename Api::Runtime rt(config);
+  rt.run([&] {
+    std::tie(soon, c1) = C::with_timeout(C::background(), ms(40));
+    std::tie(child, c3) = C::with_cancel(soon);
+    std::tie(passed, c2) = C::with_timeout(C::background(), ms(1));
+  });
+  std::this_thread::sleep_for(ms(5));  // `passed` is due between the runs
+  run_procs<Api>(1, 1, [&] {  // another runtime
+    auto guard = Api::Timer::after(std::chrono::seconds(30));
+    EXPECT_EQ(select(recv_case(child->done()), recv_case(guard.c())), 0);
+    EXPECT_EQ(soon->err(), ContextErr::kDeadlineExceeded);
+    EXPECT_EQ(select(recv_case(passed->done()), recv_case(guard.c())), 0);
+    EXPECT_EQ(passed->err(), ContextErr::kDeadlineExceeded);
+  });
+  typename C::Ptr again;
+  typename C::CancelFunc c4;
+  rt.run([&] { std::tie(again, c4) = C::with_timeout(C::background(), ms(30)); });
+  rt.run([&] {  // the same runtime, in a later run
+    auto guard = Api::Timer::after(std::chrono::seconds(30));
+    EXPECT_EQ(select(recv_case(again->done()), recv_case(guard.c())), 0);
+    EXPECT_EQ(again->err(), ContextErr::kDeadlineExceeded);
+  });
+}
+
+// Go's `defer cancel()` on 100,000 children of one context, each cancelled
+// on its own: each leaves its parent's list in O(1) (benchmark: context
+// cancel children, beside Go), and the parent goes on.
+TYPED_TEST_P(ContextSuite, ManyChildrenCancelledOneByOne) {
+  constexpr int kChildren = 100'000;
+  run_procs<TypeParam>(1, 0, [] {
+    using C = typename TestFixture::Context;
+    auto [parent, cancel_parent] = C::with_cancel(C::background());
+    std::vector<typename C::Ptr> kids;
+    std::vector<typename C::CancelFunc> cancels;
+    kids.reserve(kChildren);
+    cancels.reserve(kChildren);
+    for (int i = 0; i < kChildren; ++i) {
+      auto [c, cancel] = C::with_cancel(parent);
+      kids.push_back(std::move(c));
+      cancels.push_back(std::move(cancel));
+    }
+    for (int i = kChildren - 1; i >= 0; i -= 2) cancels[i]();  // in any order
+    for (int i = 0; i < kChildren; i += 2) cancels[i]();
+    for (const auto& c : kids) EXPECT_EQ(c->err(), ContextErr::kCanceled);
+    EXPECT_EQ(parent->err(), ContextErr::kNone);
+    kids.clear();  // dropped after their cancel: nothing left to unlink
+    cancels.clear();
+    auto [late, cancel_late] = C::with_cancel(parent);
+    cancel_parent();
+    EXPECT_EQ(late->err(), ContextErr::kCanceled);
+    cancel_late();
+  });
+}
+
+// A chain of 100,000 nested contexts, on a goroutine's stack: cancelled
+// from its root, and dropped from its leaf, without recursion (a few
+// hundred frames of it overflowed the stack).
+TYPED_TEST_P(ContextSuite, DeepChainsCancelAndDropWithoutRecursion) {
+  constexpr int kDepth = 100'000;
+  run_procs<TypeParam>(1, 0, [] {
+    using C = typename TestFixture::Context;
+    for (bool cancel_first : {true, false}) {
+      auto [root, cancel_root] = C::with_cancel(C::background());
+      typename C::Ptr leaf = root;
+      for (int i = 0; i < kDepth; ++i) {
+        leaf = i % 2 ? C::with_cancel(leaf).first
+                     : C::with_timeout(leaf, std::chrono::hours(1)).first;
+      }
+      if (cancel_first) {
+        cancel_root();
+        EXPECT_EQ(leaf->err(), ContextErr::kCanceled);
+        EXPECT_TRUE(TestFixture::is_done(leaf));
+      }
+      leaf.reset();  // the chain's last reference: all of it goes
+      root.reset();
+      cancel_root();
+    }
+  });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             CancelReachesEveryDescendant,
                             ChildFinishesFirstAndBornCancelled,
                             DeadlinesCancelWithDeadlineExceeded,
                             CancelBeforeTheDeadlineStopsTheTimer,
                             SelectOnDoneAndATicker,
-                            CancelOutsideAGoroutineIsAUsageError);
+                            CancelOutsideAGoroutineIsAUsageError,
+                            DeadlinesAtTheClocksEnds,
+                            CancelFromAnotherRuntimeChangesNothing,
+                            DeadlinesOutliveTheirRun,
+                            ManyChildrenCancelledOneByOne,
+                            DeepChainsCancelAndDropWithoutRecursion);
 
 }  // namespace gmp::testing

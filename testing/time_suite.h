@@ -17,6 +17,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/errors.h"
@@ -287,6 +288,121 @@ TYPED_TEST_P(TimeSuite, StressTickersDestroyedWhileTicking) {
   });
 }
 
+// sleep_test.go TestConcurrentTimerReset and TestConcurrentTimerResetStop:
+// eight goroutines reset (and stop) one timer at once. reset() holds the
+// timer's lock while it puts the timer in a heap; a goroutine preempted
+// there (stage 5) would leave every other one waiting for that lock for
+// ever, on every M.
+TYPED_TEST_P(TimeSuite, ConcurrentResetsOfOneTimer) {
+  using Timer = typename TypeParam::Timer;
+  constexpr int kGoroutines = 8;
+  constexpr int kTries = 5000;
+  for (bool with_stop : {false, true}) {
+    run_procs<TypeParam>(2, kGoroutines, [&] {
+      typename TypeParam::WaitGroup wg;
+      auto timer = Timer::new_timer(std::chrono::hours(1));
+      wg.add(kGoroutines);
+      for (int i = 0; i < kGoroutines; ++i) {
+        TypeParam::go([&, i] {
+          for (int j = 0; j < kTries; ++j) {
+            timer.reset(std::chrono::hours(1) + std::chrono::nanoseconds(i * j));
+            if (with_stop) timer.stop();
+          }
+          wg.done();
+        });
+      }
+      wg.wait();
+      EXPECT_EQ(timer.stop(), !with_stop);  // one reset is pending, or none
+    });
+  }
+}
+
+// sleep_test.go TestOverflowSleep, and every other duration the time API
+// takes: a duration so long that now + d is past the clock's end never
+// fires (Go saturates); the most negative one fires at once.
+TYPED_TEST_P(TimeSuite, DurationsPastTheClocksEndNeverFire) {
+  using Timer = typename TypeParam::Timer;
+  using ms = typename TestFixture::ms;
+  constexpr auto kBig = std::chrono::nanoseconds::max();
+  constexpr auto kNeg = std::chrono::nanoseconds::min();
+  run_procs<TypeParam>(1, 0, [&] {
+    std::atomic<bool> ran{false};
+    auto after = Timer::after(kBig);
+    auto func = Timer::after_func(kBig, [&] { ran.store(true); });
+    auto reset = Timer::new_timer(std::chrono::hours(1));
+    reset.reset(kBig);
+    auto ticker = Timer::new_ticker(kBig);
+    auto ticker_reset = Timer::new_ticker(ms(1));
+    ticker_reset.reset(kBig);
+    auto soon = Timer::after(ms(25));
+    EXPECT_EQ(select(recv_case(after.c()), recv_case(reset.c()),
+                     recv_case(ticker.c()), recv_case(ticker_reset.c()),
+                     recv_case(soon.c())),
+              4);
+    EXPECT_FALSE(ran.load());
+    EXPECT_TRUE(after.stop());  // still waiting
+    EXPECT_TRUE(func.stop());
+    EXPECT_TRUE(ticker.stop());
+    TypeParam::sleep_for(kNeg);  // returns at once
+    auto neg = Timer::after(kNeg);
+    EXPECT_TRUE(neg.c()->recv().has_value());
+    reset.reset(kNeg);
+    EXPECT_TRUE(reset.c()->recv().has_value());
+    EXPECT_THROW(Timer::new_ticker(kNeg), Panic);
+  });
+}
+
+// A Timer belongs to the runtime that made it: a goroutine of another
+// runtime that receives from its channel (recv, try_recv, select) or
+// resets it gets a UsageError, which changes nothing: the timer then
+// fires in its own runtime. stop() works from anywhere.
+TYPED_TEST_P(TimeSuite, TimerOfAnotherRuntimeIsAUsageError) {
+  using Api = TypeParam;
+  using Timer = typename Api::Timer;
+  using ms = typename TestFixture::ms;
+  std::optional<Timer> timer;
+  std::atomic<int> step{0};
+  std::vector<std::string> errors;
+  typename Api::Runtime a(typename Api::Config{});
+  std::thread other([&] {
+    a.run([&] {
+      timer.emplace(Timer::new_timer(std::chrono::hours(1)));
+      step.store(1);
+      while (step.load() != 2) Api::sleep_for(ms(1));
+      timer->reset(ms(5));  // unchanged by the other runtime's attempts
+      EXPECT_TRUE(timer->c()->recv().has_value());
+    });
+  });
+  run_procs<Api>(1, 0, [&] {
+    while (step.load() != 1) Api::sleep_for(ms(1));
+    auto expect_usage_error = [&](auto call) {
+      try {
+        call();
+        ADD_FAILURE() << "a goroutine of another runtime used the timer";
+      } catch (const UsageError& e) {
+        errors.push_back(e.what());
+      }
+    };
+    std::optional<typename Timer::Clock::time_point> v;
+    expect_usage_error([&] { timer->c()->recv(); });
+    expect_usage_error([&] { timer->c()->try_recv(v); });
+    expect_usage_error([&] { select(recv_case(timer->c()), default_case); });
+    expect_usage_error([&] { timer->reset(ms(1)); });
+    EXPECT_TRUE(timer->stop());  // any thread may stop it
+    step.store(2);
+  });
+  other.join();
+  ASSERT_EQ(errors.size(), 4u);
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("belongs to another runtime"), std::string::npos) << e;
+  }
+  EXPECT_EQ(errors[0].rfind("Chan::recv: this channel is a Timer's", 0), 0u)
+      << errors[0];
+  EXPECT_EQ(errors[3].rfind("Timer::reset: this Timer belongs", 0), 0u)
+      << errors[3];
+  timer.reset();
+}
+
 // Main returning while timers are pending: an after_func never runs, and
 // timers outliving the run are destroyed after it without harm.
 TYPED_TEST_P(TimeSuite, PendingTimersDieWithTheRun) {
@@ -320,6 +436,9 @@ REGISTER_TYPED_TEST_SUITE_P(TimeSuite, AfterDeliversNoEarlierThanItsDuration,
                             SelectWithATimeout, StressManyTimersStopAndFire,
                             StressTickersDestroyedWhileTicking,
                             PendingTimersDieWithTheRun,
-                            TimersOutsideAGoroutineAreAUsageError);
+                            TimersOutsideAGoroutineAreAUsageError,
+                            ConcurrentResetsOfOneTimer,
+                            DurationsPastTheClocksEndNeverFire,
+                            TimerOfAnotherRuntimeIsAUsageError);
 
 }  // namespace gmp::testing
