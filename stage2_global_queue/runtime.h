@@ -184,7 +184,7 @@ class Runtime {
   friend int num_goroutine();
   friend void sleep_for(std::chrono::nanoseconds d);
   friend void lock_os_thread();
-  friend void goroutine_entry(void* arg) noexcept;
+  friend bool goroutine_body(G* gp) noexcept;
   /// \endcond
 
   // proc.cc: the scheduler (Go's proc.go, 1.0 edition).

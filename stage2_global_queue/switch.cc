@@ -93,9 +93,6 @@ void create_fiber([[maybe_unused]] G* gp) noexcept {
   // unpoisoned); the new goroutine starts from a clean stack.
   __asan_unpoison_memory_region(gp->stack.lo, gp->stack.size);
 #endif
-#if GMP_TSAN
-  if (gp->tsan_fiber == nullptr) gp->tsan_fiber = get_fiber();
-#endif
 }
 
 void destroy_fiber([[maybe_unused]] G* gp) noexcept {
@@ -114,6 +111,9 @@ void gogo(MCore* m, G* gp) noexcept {
                                  gp->stack.size);
 #endif
 #if GMP_TSAN
+  // Its fiber at its first switch in, not at go(): 10,000 goroutines
+  // queued at once would take 10,000 fibers (TSan's threads) at once.
+  if (gp->tsan_fiber == nullptr) gp->tsan_fiber = get_fiber();
   __tsan_switch_to_fiber(gp->tsan_fiber, 0);
 #endif
   gmp_context_switch(&m->g0, &gp->ctx);
@@ -139,7 +139,10 @@ void mcall(MCore* m, G* gp) noexcept {
   restore_eh(gp);
 }
 
-void mcall_exit(MCore* m, G* gp) noexcept {
+// Not instrumented by ThreadSanitizer: it never returns (see
+// goroutine_entry, proc.cc).
+__attribute__((no_sanitize("thread"))) void mcall_exit(MCore* m,
+                                                        G* gp) noexcept {
   save_eh(m, gp);  // empty by now: the goroutine left every catch block
 #if GMP_ASAN
   // null: this fiber is leaving for good; ASan frees its fake stack.

@@ -59,24 +59,24 @@ void init_g0(MCore* m) noexcept;
 #endif
 
 /// Prepares a goroutine's sanitizer state before it first runs: a clean
-/// AddressSanitizer shadow for its reused stack, and a ThreadSanitizer fiber
-/// unless the G kept one from its last goroutine. Here a G keeps its fiber
-/// as it keeps its stack (a scheduler built on this one may give both back
-/// when the goroutine dies), and a given-back fiber waits in a
-/// process-wide pool for the next G that needs one: ThreadSanitizer zeroes
-/// about a megabyte for each new fiber, which made a goroutine's first
-/// start cost milliseconds. The free list (or the pool's lock) orders the
-/// goroutines that share a fiber anyway. In other builds an empty inline
-/// function: no call on every goroutine's start for nothing.
+/// AddressSanitizer shadow for its reused stack. (Its ThreadSanitizer fiber
+/// it takes at its first switch in, gogo, and gives back when it dies,
+/// goexit0: destroy_fiber, to a process-wide pool, where the next G that
+/// needs one takes it. TSan counts fibers as threads, 8,128 at most, and
+/// zeroes about a megabyte for each new one, which made a goroutine's
+/// first start cost milliseconds. The pool's lock orders the goroutines
+/// that share a fiber, and a dead goroutine leaves no frame on its fiber's
+/// shadow stack: goroutine_entry is not instrumented.) In other builds an
+/// empty inline function: no call on every goroutine's start for nothing.
 #if GMP_FIBER_HOOKS
 void create_fiber(G* gp) noexcept;
 #else
 inline void create_fiber(G*) noexcept {}
 #endif
 
-/// The other half of create_fiber: when the runtime frees the G, or its
-/// goroutine has died (never while the fiber runs), its ThreadSanitizer
-/// fiber goes back to the pool. Empty and inline in other builds.
+/// When the runtime frees the G, or its goroutine has died (never while
+/// the fiber runs), its ThreadSanitizer fiber goes back to the pool (see
+/// create_fiber). Empty and inline in other builds.
 #if GMP_FIBER_HOOKS
 void destroy_fiber(G* gp) noexcept;
 #else

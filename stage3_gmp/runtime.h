@@ -310,7 +310,7 @@ class Runtime {
   friend void lock_os_thread();
   friend void unlock_os_thread();
   friend std::uint32_t lock_os_count();
-  friend void goroutine_entry(void* arg) noexcept;
+  friend void goroutine_body(G* gp) noexcept;
   /// \endcond
 
   // proc.cc: goroutines and run queues.
@@ -825,6 +825,9 @@ class Runtime {
 
 /// The first and last frame of every goroutine (schedule.cc); internal.
 void goroutine_entry(void* arg) noexcept;
+/// A goroutine's life, up to the destruction of its function: called by
+/// goroutine_entry, which then ends it (schedule.cc); internal.
+void goroutine_body(G* gp) noexcept;
 
 /// go(fn)'s work, once fn's type is known (gmp::function_type, for the
 /// goroutine dumps and traces).

@@ -32,9 +32,8 @@ constexpr std::uint32_t kFairness = 61;  // Go's 1-in-61 global queue check
 
 // ---- The goroutine's first and last frame ------------------------------------
 
-void goroutine_entry(void* arg) noexcept {
+void goroutine_body(G* gp) noexcept {
   stage2::on_goroutine_start();
-  G* gp = static_cast<G*>(arg);
   Runtime* rt = getm()->rt;
   bool finished = false;
   if (gp->goid != 1 && rt->exiting_.load(std::memory_order_acquire)) {
@@ -57,7 +56,15 @@ void goroutine_entry(void* arg) noexcept {
         .fetch_add(1, std::memory_order_relaxed);
   }
   gp->fn = nullptr;  // its destructors run while it is still a goroutine
-  M* m = getm();     // fresh: the goroutine may have moved between Ms
+}
+
+// Not instrumented by ThreadSanitizer, as stage 2's (proc.cc): it never
+// returns, and its fiber goes to the goroutine that reuses the G's.
+__attribute__((no_sanitize("thread"))) void goroutine_entry(
+    void* arg) noexcept {
+  G* gp = static_cast<G*>(arg);
+  goroutine_body(gp);
+  M* m = getm();  // fresh: the goroutine may have moved between Ms
   m->call = stage2::MCall::kGoexit;
   stage2::mcall_exit(m, gp);
 }
@@ -405,7 +412,7 @@ bool Runtime::goexit0(M* m, G* gp) {
   const bool locked = gp->lockedm != nullptr;
   stackfree(m->p, gp->stack);  // at once: the next goroutine here takes it
   gp->stack = {};
-  // Under ThreadSanitizer its fiber goes too (gostartcallfn takes one):
+  // Under ThreadSanitizer its fiber goes too (its first gogo takes one):
   // TSan allows 8128 at once, and a dead G in a free list needs none.
   stage2::destroy_fiber(gp);
   gfput(m->p, gp);

@@ -2,6 +2,8 @@
 #include "stage5_preemption/runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -9,6 +11,7 @@
 #include "common/errors.h"
 #include "stage2_global_queue/switch.h"
 #include "stage2_global_queue/tls.h"
+#include "stage5_preemption/user_code.h"
 
 namespace gmp::stage5 {
 
@@ -21,6 +24,34 @@ constexpr int kQuietRounds = 50;                // before the doubling starts
 constexpr milliseconds kForcePoll{10};          // poll if nobody has for this
 constexpr milliseconds kTimerLate{1};  // a timer this late: start an M for it
 constexpr int kQuickRetries = 50;  // declined signals retried every 20 us
+
+// A goroutine has kept its P for two slices, asked to yield after the
+// first. If no code of the program can be preempted (none built with stage
+// 5's rules, copts.bzl; or a stripped program), say so, once per process:
+// else a program built as a plain cc_binary never preempts a loop and
+// never says why. Go preempts any code; the course preempts only code it
+// can tell apart from the runtime's and the libraries' (user_code.h).
+void warn_if_nothing_preemptible(std::uint64_t goid,
+                                 std::chrono::nanoseconds ran) {
+  static std::atomic<bool> decided{false};
+  if (decided.load(std::memory_order_relaxed)) return;
+  user_code::build();  // once per process; at once after the first call
+  if (decided.exchange(true, std::memory_order_relaxed) ||
+      user_code::function_count() != 0) {
+    return;  // said already, or there is preemptible code
+  }
+  std::fprintf(
+      stderr,
+      "stage5: goroutine %llu has kept its P for %lld ms although asked to "
+      "yield, and no code of this program can be preempted: none of it was "
+      "built with stage 5's rules (stage5_preemption/copts.bzl: "
+      "preemptible_cc_binary, preemptible_cc_library, preemptible_cc_test), "
+      "or the program is stripped. Only its calls into the runtime are safe "
+      "points; build the code whose loops must yield with those rules.\n",
+      static_cast<unsigned long long>(goid),
+      static_cast<long long>(
+          std::chrono::duration_cast<milliseconds>(ran).count()));
+}
 }  // namespace
 
 Config Runtime::checked(Config c) {
@@ -248,6 +279,9 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
   }
   if (preempt_ == Preempt::kNone || goid == 0 || now - t.since < time_slice_) {
     return false;
+  }
+  if (now - t.since >= 2 * time_slice_) [[unlikely]] {
+    warn_if_nothing_preemptible(goid, now - t.since);
   }
   bool asked_before = pp->preempt.exchange(true, std::memory_order_relaxed);
   if (preempt_ == Preempt::kAsync) {

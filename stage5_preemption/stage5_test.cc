@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -931,6 +932,70 @@ TEST(Stage5Test, StressPreemptionWithChannels) {
       }
     });
     EXPECT_EQ(total, expect) << "seed " << seed;
+  }
+}
+
+// A value whose move constructor computes (user code, so a safe point):
+// the runtime moves it with locks held (into a channel's buffer, to a
+// waiting receiver) and with an M and P in locals (go()'s closure).
+struct HeavyMove {
+  long x = 0;
+  HeavyMove() = default;
+  explicit HeavyMove(long v) : x(v) {}
+  HeavyMove(HeavyMove&& o) noexcept : x(o.x) {
+    for (int i = 0; i < 40; ++i) x = step(x);
+    x = o.x;  // the same value, after the work
+  }
+  HeavyMove& operator=(HeavyMove&& o) noexcept {
+    x = o.x;
+    return *this;
+  }
+};
+
+// Stress: 10,000 goroutines a round, spawned with a heavy closure on 2 Ps
+// with a 100 us slice, each selecting to receive from one channel or send
+// on another while closers close them: preemption requests land inside the
+// runtime's moves all the time, and are honoured only outside them
+// (preempted with a channel lock held, or inside go(), a run used to
+// corrupt a P's queue: "pidleput: P has non-empty run queue", 3 in 6).
+TEST(Stage5Test, StressPreemptionInsideTheRuntimesMoves) {
+  for (Preempt mode : {Preempt::kCooperative, kDefaultPreempt}) {
+    for (int round = 0; round < 3; ++round) {
+      Config c = one_p(mode);
+      c.procs = 2;
+      c.time_slice = std::chrono::microseconds(100);
+      Runtime rt(c);
+      std::atomic<int> done{0};
+      rt.run([&] {
+        constexpr int kChans = 8, kGoroutines = 10'000;
+        std::vector<std::unique_ptr<Chan<HeavyMove>>> chans;
+        for (int i = 0; i < kChans; ++i) {
+          chans.push_back(std::make_unique<Chan<HeavyMove>>(4));
+        }
+        WaitGroup wg;
+        wg.add(kGoroutines);
+        for (int i = 0; i < kGoroutines; ++i) {
+          Chan<HeavyMove>* a = chans[i % kChans].get();
+          Chan<HeavyMove>* b = chans[(i * 7 + 3) % kChans].get();
+          go([a, b, &wg, &done, v = HeavyMove(i)]() mutable {
+            std::optional<HeavyMove> got;
+            try {
+              select(recv_case(*a, got), send_case(*b, std::move(v)));
+            } catch (const Panic&) {  // b was closed: a send panics
+            }
+            done.fetch_add(1);
+            wg.done();
+          });
+          if (i % 1250 == 1249) {
+            Chan<HeavyMove>* closing = chans[i / 1250].get();
+            go([closing] { closing->close(); });
+          }
+        }
+        wg.wait();
+      });
+      EXPECT_EQ(done.load(), 10'000);
+      EXPECT_TRUE(gmp::testing::conserved(rt.stats()));
+    }
   }
 }
 
