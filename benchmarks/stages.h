@@ -30,7 +30,8 @@ using Stages =
 using Workloads =
     std::tuple<SpawnJoin, YieldPing, ChanPingPong, ChanPingPongBuffered,
                FanOutIn, Imbalanced, SpawnStorm, Skynet, Parked, SelectFanIn,
-               SelectPingPong, TimerLoops, TimerChurn>;
+               SelectPingPong, TimerLoops, TimerChurn, ContextCancelChildren,
+               ContextDeepChain>;
 
 /// Calls f.template operator()<T>() for every type T of the tuple Types.
 template <class Types, class F>

@@ -37,7 +37,9 @@ int items_of() {
     return quick() ? 10'000 : 100'000;
   } else if constexpr (std::is_same_v<W, TimerLoops>) {  // 100k sleepers
     return (quick() ? 10'000 : 100'000) * TimerLoops::kRounds;
-  } else if constexpr (std::is_same_v<W, TimerChurn>) {
+  } else if constexpr (std::is_same_v<W, TimerChurn> ||
+                       std::is_same_v<W, ContextCancelChildren> ||
+                       std::is_same_v<W, ContextDeepChain>) {
     return quick() ? 10'000 : 100'000;
   } else {
     return kItems;

@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <vector>
 
 #include "common/check.h"
+#include "common/context.h"
 #include "common/select.h"
 #include "common/stage_api.h"
 
@@ -352,6 +354,54 @@ struct TimerChurn {
       });
     }
     wg.wait();
+  }
+};
+
+/// Go's `defer cancel()` at scale: n children of one context (100,000 in
+/// the suite) made with with_cancel and cancelled one by one, then the
+/// parent (Go: `_, cancels[i] = context.WithCancel(parent)`, then `for _,
+/// c := range cancels { c() }`). Each cancel takes its child out of the
+/// parent's children: O(1) in Go (a map) and here (a list linked through
+/// the children, common/context.h), where a scan of the siblings would
+/// make the whole O(n^2). One goroutine: the figure is the context's own
+/// cost, per child.
+struct ContextCancelChildren {
+  static constexpr const char* kName = "context cancel children";
+  static constexpr int kMaxBlocked = 0;  // nothing blocks
+  static std::uint64_t goroutines(int) { return 0; }
+  template <StageApi Api>
+  static void run(int n) {
+    using C = typename Api::Context;
+    auto [parent, cancel_parent] = C::with_cancel(C::background());
+    std::vector<typename C::CancelFunc> cancels;
+    cancels.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) cancels.push_back(C::with_cancel(parent).second);
+    for (auto& cancel : cancels) cancel();
+    cancel_parent();
+    GMP_CHECK(parent->err() == ContextErr::kCanceled,
+              "context cancel children: the parent was not cancelled");
+  }
+};
+
+/// A chain of n nested contexts (100,000 in the suite), each the child of
+/// the last, cancelled from its root, then dropped from its leaf (Go:
+/// `ctx, _ = context.WithCancel(ctx)` n times, `cancel()`, `<-ctx.Done()`).
+/// Neither the cancel nor the release recurses (common/context.h), so no
+/// chain is too deep for a goroutine's stack. Per context.
+struct ContextDeepChain {
+  static constexpr const char* kName = "context deep chain";
+  static constexpr int kMaxBlocked = 0;  // nothing blocks
+  static std::uint64_t goroutines(int) { return 0; }
+  template <StageApi Api>
+  static void run(int n) {
+    using C = typename Api::Context;
+    auto [root, cancel] = C::with_cancel(C::background());
+    typename C::Ptr ctx = root;
+    for (int i = 0; i < n; ++i) ctx = C::with_cancel(ctx).first;
+    cancel();
+    GMP_CHECK(!ctx->done()->recv().has_value(),  // closed: does not wait
+              "context deep chain: the leaf was not cancelled");
+    ctx.reset();  // with root's last references below, the chain goes
   }
 };
 

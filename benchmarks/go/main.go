@@ -16,6 +16,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -263,6 +264,32 @@ func timerChurn(n int) {
 	wg.Wait()
 }
 
+func contextCancelChildren(n int) {
+	parent, cancelParent := context.WithCancel(context.Background())
+	cancels := make([]context.CancelFunc, n)
+	for i := range cancels {
+		_, cancels[i] = context.WithCancel(parent)
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
+	cancelParent()
+	if parent.Err() != context.Canceled {
+		panic("context cancel children: the parent was not cancelled")
+	}
+}
+
+func contextDeepChain(n int) {
+	root, cancel := context.WithCancel(context.Background())
+	ctx, leaf := root, cancel
+	for i := 0; i < n; i++ {
+		ctx, leaf = context.WithCancel(ctx) // each cancel dropped but the last
+	}
+	cancel()
+	<-ctx.Done()
+	leaf()
+}
+
 func rssBytes() float64 {
 	var size, resident int64
 	f, err := os.Open("/proc/self/statm")
@@ -507,6 +534,8 @@ func main() {
 		{"select ping-pong", items, selectPingPong},
 		{"timers 100k x 1ms", bigTimers, timerLoops},
 		{"timer set/stop churn", bigChurn, timerChurn},
+		{"context cancel children", bigChurn, contextCancelChildren},
+		{"context deep chain", bigChurn, contextDeepChain},
 	}
 	out := []result{} // "benchmarks": [] when -filter matches nothing here
 	for _, w := range workloads {
