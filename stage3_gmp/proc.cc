@@ -182,8 +182,7 @@ M* Runtime::startm(P* pp, bool spinning) {
   M* m = mget();
   if (m == nullptr) {
     reserve_m();
-    lk.unlock();
-    return newm(pp, spinning);
+    return newm(pp, spinning);  // still under sched_: stop_ms waits for it
   }
   m->spinning.store(spinning, std::memory_order_relaxed);
   m->nextp = pp;
@@ -202,7 +201,6 @@ void Runtime::reserve_m() {
 }
 
 M* Runtime::newm(P* pp, bool spinning) {
-  std::lock_guard lk(sched_);
   allm_.push_back(std::make_unique<M>(this, static_cast<int>(allm_.size())));
   M* m = allm_.back().get();
   m->nextp = pp;

@@ -405,9 +405,10 @@ class Runtime {
   /// Go's newm: a new M thread that starts holding pp. The thread count was
   /// reserved by the caller. A thread that cannot be made is fatal, as in Go
   /// ("newosproc: failed to create new OS thread"): the scheduler has work and
-  /// a P for it, and cannot unwind from here. The thread is made under sched_
-  /// (its mstart waits for it), so that stop_ms, which stops M making under the
-  /// same lock, finds every M with its thread handle.
+  /// a P for it, and cannot unwind from here. sched_ held, from the caller's
+  /// check of stopping_ to the thread's handle (its mstart waits for it): so
+  /// stop_ms, which stops M making under the same lock, finds every M in
+  /// allm_ with its thread handle, and no M is added while it joins them.
   M* newm(P* pp, bool spinning);
   /// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
   /// first idle M sleeps only until timer_deadline(), then takes an idle P

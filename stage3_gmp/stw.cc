@@ -70,7 +70,6 @@ void Runtime::gcstopm(M* m) {
 }
 
 void Runtime::start_the_world(M* m, int newprocs) {
-  std::vector<P*> need_new_m;
   {
     std::lock_guard lk(sched_);
     if (newprocs > 0) procresize(m, newprocs);
@@ -88,11 +87,10 @@ void Runtime::start_the_world(M* m, int newprocs) {
         wake_m(idle);
       } else {
         reserve_m();
-        need_new_m.push_back(pp);
+        newm(pp, /*spinning=*/false);
       }
     }
   }
-  for (P* pp : need_new_m) newm(pp, /*spinning=*/false);
   worldsema_.unlock();  // on the goroutine that locked it
   wakep();  // work that waited in the GRQ
 }
