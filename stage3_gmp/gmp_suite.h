@@ -299,12 +299,93 @@ TYPED_TEST_P(GmpSuite, ADeadGoroutineServesTheNext) {
   EXPECT_LE(s.stacks_mapped, stage2::StackPool::kStacksPerSlab);
 }
 
+// Go's Gosched puts the goroutine on the GRQ's tail: every goroutine
+// waiting there runs before it runs again. main, on one P, starts more
+// goroutines than its P's queue holds (the rest overflow to the GRQ), then
+// yields until all have run: once is enough. Kept on its P's queue, a lone
+// yielder ran again at once, and the GRQ got one turn in 61: tens of
+// thousands of yields.
+TYPED_TEST_P(GmpSuite, AYielderRunsAgainAfterTheGlobalQueue) {
+  using Api = TypeParam;
+  typename TestFixture::Runtime rt(this->config(1));
+  constexpr int kGoroutines = 2000;  // 256 in the P's queue, the rest GRQ
+  std::atomic<int> ran{0};
+  int yields = 0;
+  rt.run([&] {
+    for (int i = 0; i < kGoroutines; ++i) {
+      Api::go([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+    }
+    while (ran.load(std::memory_order_relaxed) < kGoroutines) {
+      Api::yield();
+      ++yields;
+    }
+  });
+  EXPECT_EQ(ran.load(), kGoroutines);
+  EXPECT_LE(yields, 2);
+}
+
+// Go's LockOSThreadTemplateThreadRace (runtime/testdata/testprog), with
+// more goroutines: one goroutine stops the world in a loop (here by
+// changing GOMAXPROCS, which yields after each change) while 100
+// goroutines each start 300 goroutines, lock their thread, yield and end
+// locked (each end takes its thread, each hand-off of its P makes one, by
+// the template thread). All run, and the looping one changed GOMAXPROCS
+// far fewer times than there are goroutines: it yields to them. Its yield
+// kept on its P's queue, it ran again 60 times in 61 while 30,000
+// goroutines waited in the GRQ: 10-40 s, in some runs, where Go takes
+// milliseconds.
+TYPED_TEST_P(GmpSuite, LockedGoroutinesEndWhileTheWorldStopsInALoop) {
+  using Api = TypeParam;
+  constexpr int kLockers = 100;
+  constexpr int kEach = 300;
+  for (int procs : {1, 2, 4}) {
+    typename TestFixture::Runtime rt(this->config(procs));
+    std::atomic<int> ran{0};
+    std::atomic<int> locked_ran{0};
+    std::atomic<int> changes{0};
+    rt.run([&] {
+      std::atomic<bool> stop{false};
+      typename Api::WaitGroup stopper;
+      stopper.add(1);
+      Api::go([&] {
+        for (int i = 0; !stop.load(); ++i) {
+          Api::gomaxprocs(i % 2 == 0 ? procs + 1 : procs);
+          changes.fetch_add(1, std::memory_order_relaxed);
+        }
+        stopper.done();
+      });
+      typename Api::WaitGroup wg;
+      wg.add(kLockers);
+      for (int i = 0; i < kLockers; ++i) {
+        Api::go([&] {
+          for (int k = 0; k < kEach; ++k) {
+            Api::go([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+          }
+          Api::lock_os_thread();
+          Api::yield();
+          locked_ran.fetch_add(1, std::memory_order_relaxed);
+          wg.done();
+        });
+      }
+      wg.wait();
+      stop.store(true);
+      stopper.wait();
+      while (ran.load() < kLockers * kEach) Api::yield();
+    });
+    EXPECT_EQ(locked_ran.load(), kLockers) << procs << " Ps";
+    EXPECT_EQ(ran.load(), kLockers * kEach) << procs << " Ps";
+    EXPECT_LT(changes.load(), kLockers * kEach) << procs << " Ps";
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(GmpSuite, GoroutineParallelism,
                             ASleeperRunsWhileGoroutinesStopTheWorld,
                             AStopOfTheWorldStopsALoopOfRuntimeCalls,
                             ATimerOnABusyPFiresOnAnother,
                             TimersOfRemovedPsMoveToAP,
                             QueuedGoroutinesHoldNoStack,
-                            ADeadGoroutineServesTheNext);
+                            ADeadGoroutineServesTheNext,
+                            AYielderRunsAgainAfterTheGlobalQueue,
+                            LockedGoroutinesEndWhileTheWorldStopsInALoop);
 
 }  // namespace gmp::stage3

@@ -18,7 +18,8 @@
 ///   - a full queue moves its oldest half, plus the new one, to the GRQ in
 ///     one batch (runqputslow);
 ///   - yield() puts the goroutine at the local queue's tail (the notes'
-///     Gosched; Go's own Gosched uses the GRQ, Go's goyield the local queue);
+///     Gosched, and Go's goyield), or at the GRQ's if it is alone on its P
+///     and goroutines wait there (Go's own Gosched always uses the GRQ);
 ///   - the runnext goroutine inherits the current time slice.
 ///
 /// Where an M looks for work (findRunnable, in note 000's order, which is
@@ -512,11 +513,14 @@ class Runtime {
   /// is the object's lock released (stage 2's protocol 3).
   void park_m(M* m, G* gp);
   /// yield(): gp goes to the tail of this P's queue (the GRQ only if that is
-  /// full), as the notes describe it and as Go's internal goyield does; Go's
-  /// runtime.Gosched sends it to the GRQ instead, taking the global lock.
-  /// Either way this M looks for work next, and fairness is the 61-tick rule.
-  /// If other goroutines were queued here, an idle P is woken to share them
-  /// (wakep, as Go's goschedImpl does).
+  /// full), as the notes describe it and as Go's internal goyield does; but
+  /// if no other goroutine is queued on this P and some wait in the GRQ, to
+  /// the GRQ's tail behind them, taking the global lock, as Go's
+  /// runtime.Gosched always does (with the 61-tick rule alone, a lone
+  /// yielder would run 60 times in 61 while they wait). Either way this M
+  /// looks for work next. If other goroutines were queued here, or in the
+  /// GRQ, an idle P is woken to share them (wakep, as Go's goschedImpl
+  /// does).
   void gosched_m(M* m, G* gp);
   /// Go's goexit0: gp is dead; its stack goes to this P's stack cache at
   /// once, the G to its free list.

@@ -382,11 +382,27 @@ void Runtime::park_m(M* m, G* gp) {
 
 [[gnu::always_inline]] inline void Runtime::gosched_m(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kRunnable);
-  // Others were queued here already: this P has more than it can run at
-  // once, so an idle P may take some (Go's goschedImpl calls wakep). A
-  // lone yielder just runs again. (The owner's snapshot of the ring; a
-  // goroutine alone in runnext runs next here anyway.)
-  bool others = m->p->runq.size() != 0;
+  // (The owner's snapshot of the ring; a goroutine alone in runnext runs
+  // next here anyway.)
+  const bool others = m->p->runq.size() != 0;
+  // Alone on its P while goroutines wait in the GRQ: gp goes behind them,
+  // as Go's Gosched puts it (globrunqput). On its P's queue it would run
+  // again at once, 60 times in 61, while they wait
+  // (GmpSuite.AYielderRunsAgainAfterTheGlobalQueue). relaxed: a hint; a
+  // goroutine that arrives there just after is taken within 61 ticks.
+  if (!others && grq_size_.load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    {
+      std::lock_guard lk(sched_);
+      globrunqput(gp);
+    }
+    wakep_holding_p();  // an idle P may share what waits there
+    return;
+  }
+  // Otherwise the tail of its P's queue, behind the goroutines there (the
+  // 61-tick rule gives the GRQ its turns). Others were queued here
+  // already: this P has more than it can run at once, so an idle P may
+  // take some (Go's goschedImpl calls wakep). A lone yielder just runs
+  // again.
   runqput(m->p, gp, /*next=*/false);
   if (others) wakep_holding_p();
 }
