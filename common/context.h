@@ -150,12 +150,30 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
     return &done_;
   }
 
-  /// Go's ctx.Err(): kNone until done() is closed, then why. Any thread.
+  /// Go's ctx.Err(): kNone until done() is closed, then why. Any thread;
+  /// as done(), it keeps a deadline alive across runs (keep_deadline): from
+  /// a goroutine, a deadline that passed while no timer was pending (its
+  /// run ended) cancels the context now. A plain thread cannot cancel: it
+  /// is told kDeadlineExceeded once the deadline has passed, and done() is
+  /// closed by the next goroutine that looks
+  /// (ContextSuite.ErrAfterADeadlineItsRunDidNotSee).
   ContextErr err() const noexcept {
     // acquire: pairs with cancel's release store, made after done_ was
     // closed under its lock: a reader that sees the reason finds done_
     // closed.
-    return err_.load(std::memory_order_acquire);
+    ContextErr e = err_.load(std::memory_order_acquire);
+    if (e != ContextErr::kNone || deadline_owner_ == nullptr) return e;
+    deadline_owner_->keep_deadline();
+    e = err_.load(std::memory_order_acquire);
+    if (e != ContextErr::kNone) return e;
+    // Not cancelled: its timer is pending (the deadline is ahead), or
+    // none is and nobody could cancel (a plain thread).
+    const BasicTimer<S>* t =
+        deadline_owner_->timer_.load(std::memory_order_acquire);
+    if ((t == nullptr || !t->pending()) && *deadline_ <= Clock::now()) {
+      return ContextErr::kDeadlineExceeded;
+    }
+    return ContextErr::kNone;
   }
 
   /// Go's ctx.Deadline(): when it will be cancelled by time, if ever.

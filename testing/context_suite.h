@@ -333,6 +333,35 @@ TYPED_TEST_P(ContextSuite, DeadlinesOutliveTheirRun) {
   });
 }
 
+// err() after a deadline that passed once its run had ended, asked
+// without done(): the deadline's timer died with the run, yet Go's Err
+// says kDeadlineExceeded once the deadline has passed. A plain thread is
+// told so; a goroutine of a later run cancels the context as it asks, so
+// done() is closed too, and a child sees it.
+TYPED_TEST_P(ContextSuite, ErrAfterADeadlineItsRunDidNotSee) {
+  using Api = TypeParam;
+  using C = typename TestFixture::Context;
+  using ms = typename TestFixture::ms;
+  typename C::Ptr ctx, child, ahead;
+  typename C::CancelFunc c1, c2, c3;
+  run_procs<Api>(1, 1, [&] {
+    std::tie(ctx, c1) = C::with_timeout(C::background(), ms(20));
+    std::tie(child, c2) = C::with_cancel(ctx);
+    std::tie(ahead, c3) = C::with_timeout(C::background(), std::chrono::hours(1));
+  });
+  EXPECT_EQ(ctx->err(), ContextErr::kNone) << "the deadline is ahead";
+  std::this_thread::sleep_for(ms(60));
+  EXPECT_EQ(ctx->err(), ContextErr::kDeadlineExceeded) << "a plain thread";
+  EXPECT_EQ(child->err(), ContextErr::kDeadlineExceeded) << "its child";
+  EXPECT_EQ(ahead->err(), ContextErr::kNone) << "a deadline still ahead";
+  run_procs<Api>(1, 1, [&] {
+    EXPECT_EQ(child->err(), ContextErr::kDeadlineExceeded) << "a later run";
+    std::optional<std::monostate> got;
+    EXPECT_TRUE(child->done()->try_recv(got)) << "closed, as err() says";
+    EXPECT_EQ(ahead->err(), ContextErr::kNone);
+  });
+}
+
 // Go's `defer cancel()` on 100,000 children of one context, each cancelled
 // on its own: each leaves its parent's list in O(1) (benchmark: context
 // cancel children, beside Go), and the parent goes on.
@@ -399,6 +428,7 @@ REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             DeadlinesAtTheClocksEnds,
                             CancelFromAnotherRuntimeChangesNothing,
                             DeadlinesOutliveTheirRun,
+                            ErrAfterADeadlineItsRunDidNotSee,
                             ManyChildrenCancelledOneByOne,
                             DeepChainsCancelAndDropWithoutRecursion);
 
