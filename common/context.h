@@ -45,7 +45,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <cstdio>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -79,7 +81,7 @@ constexpr std::string_view to_string(ContextErr e) noexcept {
 /// thread; cancelling (CancelFunc, a deadline) closes channels, so it is
 /// for goroutines (gmp::UsageError from a plain thread, or when a
 /// goroutine of another runtime waits on done(): the context stays as it
-/// was).
+/// was; a deadline says so on stderr instead, and is kept).
 template <TimerScheduler S>
 class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
  public:
@@ -343,9 +345,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
     std::weak_ptr<BasicContext> weak = this->weak_from_this();
     auto t = std::make_unique<BasicTimer<S>>(BasicTimer<S>::after_func(
         std::chrono::duration_cast<std::chrono::nanoseconds>(d), [weak] {
-          if (Ptr self = weak.lock()) {
-            self->cancel(ContextErr::kDeadlineExceeded);
-          }
+          if (Ptr self = weak.lock()) self->deadline_fired();
         }));
     std::lock_guard lk(mu_);
     const BasicTimer<S>* now_armed = timer_.load(std::memory_order_relaxed);
@@ -357,6 +357,23 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
     // the timer it points to.
     timer_.store(t.get(), std::memory_order_release);
     timers_.push_back(std::move(t));  // freed with the context only
+  }
+
+  // The deadline timer's function, on a goroutine of the runtime that armed
+  // it. A goroutine of another runtime waiting on done() makes the cancel
+  // a UsageError that changed nothing; nobody called it, so the error is
+  // said on stderr rather than thrown (it would end the program), and the
+  // deadline is kept: the next done() or err() from a goroutine of the
+  // waiters' runtime cancels
+  // (ContextSuite.ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept).
+  void deadline_fired() noexcept {
+    try {
+      cancel(ContextErr::kDeadlineExceeded);
+    } catch (const UsageError& e) {
+      std::string text = std::string("context deadline not applied: ") +
+                         e.what() + "\n";
+      std::fputs(text.c_str(), stderr);
+    }
   }
 
   // done()'s check, on the context that owns the deadline: while it is

@@ -329,7 +329,7 @@ TYPED_TEST_P(GmpSuite, AYielderRunsAgainAfterTheGlobalQueue) {
 // changing GOMAXPROCS, which yields after each change) while 100
 // goroutines each start 300 goroutines, lock their thread, yield and end
 // locked (each end takes its thread, each hand-off of its P makes one, by
-// the template thread). All run, and on 1 and 2 Ps the looping one changed
+// the template thread). All run, and on 1 P the looping one changed
 // GOMAXPROCS fewer times than there are goroutines: it yields to them.
 // Were its yield kept on its P's queue, it would run again 60 times in 61
 // while 30,000 goroutines wait in the GRQ.
@@ -373,9 +373,10 @@ TYPED_TEST_P(GmpSuite, LockedGoroutinesEndWhileTheWorldStopsInALoop) {
     });
     EXPECT_EQ(locked_ran.load(), kLockers) << procs << " Ps";
     EXPECT_EQ(ran.load(), kLockers * kEach) << procs << " Ps";
-    // With more Ps than cores (4 on 2) the stops themselves take the time
-    // (each waits for Ms to wake), and the count says little.
-    if (procs <= 2) {
+    // With more than one P, each stop waits for other Ms to wake, and how
+    // many changes fit meanwhile depends on the machine: the count says
+    // little there.
+    if (procs == 1) {
       EXPECT_LT(changes.load(), kLockers * kEach) << procs << " Ps";
     }
   }

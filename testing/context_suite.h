@@ -333,6 +333,49 @@ TYPED_TEST_P(ContextSuite, DeadlinesOutliveTheirRun) {
   });
 }
 
+// A deadline that fires while a goroutine of another runtime waits on
+// done(): the cancel would wake it from the wrong runtime, so nothing is
+// cancelled (as a CancelFunc's UsageError), the error is said on stderr
+// (nobody called, nobody could catch it) and the program goes on. The
+// deadline is kept: once the waiter has gone, err() from a goroutine of
+// either runtime cancels the context.
+TYPED_TEST_P(ContextSuite, ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept) {
+  using Api = TypeParam;
+  using C = typename TestFixture::Context;
+  using ms = typename TestFixture::ms;
+  typename C::Ptr ctx;
+  typename C::CancelFunc cancel;
+  std::atomic<int> step{0};
+  typename Api::Config config;
+  config.procs = procs_for<Api>(2, 1);
+  typename Api::Runtime a(config);
+  ::testing::internal::CaptureStderr();
+  std::thread other([&] {
+    a.run([&] {
+      std::tie(ctx, cancel) = C::with_timeout(C::background(), ms(50));
+      step.store(1);
+      while (step.load() != 2) Api::sleep_for(ms(1));
+      // B's waiter has gone: whichever runtime asks first cancels.
+      EXPECT_EQ(ctx->err(), ContextErr::kDeadlineExceeded);
+    });
+  });
+  run_procs<Api>(1, 0, [&] {
+    while (step.load() != 1) Api::sleep_for(ms(1));
+    auto guard = Api::Timer::after(ms(300));  // well after the deadline
+    EXPECT_EQ(select(recv_case(ctx->done()), recv_case(guard.c())), 1);
+    step.store(2);
+    EXPECT_EQ(ctx->err(), ContextErr::kDeadlineExceeded);
+    std::optional<std::monostate> got;
+    EXPECT_TRUE(ctx->done()->try_recv(got));
+  });
+  other.join();
+  std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("context deadline not applied: context cancel: "
+                      "goroutine"),
+            std::string::npos)
+      << said;
+}
+
 // err() after a deadline that passed once its run had ended, asked
 // without done(): the deadline's timer died with the run, yet Go's Err
 // says kDeadlineExceeded once the deadline has passed. A plain thread is
@@ -429,6 +472,7 @@ REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             CancelFromAnotherRuntimeChangesNothing,
                             DeadlinesOutliveTheirRun,
                             ErrAfterADeadlineItsRunDidNotSee,
+                            ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept,
                             ManyChildrenCancelledOneByOne,
                             DeepChainsCancelAndDropWithoutRecursion);
 
