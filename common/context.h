@@ -42,10 +42,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -170,9 +170,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
     if (e != ContextErr::kNone) return e;
     // Not cancelled: its timer is pending (the deadline is ahead), or
     // none is and nobody could cancel (a plain thread).
-    const BasicTimer<S>* t =
-        deadline_owner_->timer_.load(std::memory_order_acquire);
-    if ((t == nullptr || !t->pending()) && *deadline_ <= Clock::now()) {
+    if (!deadline_owner_->deadline_armed() && *deadline_ <= Clock::now()) {
       return ContextErr::kDeadlineExceeded;
     }
     return ContextErr::kNone;
@@ -382,9 +380,15 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
   // because the run ended first), the deadline is kept here.
   void keep_deadline() noexcept {
     if (err_.load(std::memory_order_relaxed) != ContextErr::kNone) return;
-    const BasicTimer<S>* t = timer_.load(std::memory_order_acquire);
-    if (t != nullptr && t->pending()) return;
+    if (deadline_armed()) return;
     rearm();
+  }
+
+  // Whether the deadline's timer waits in a runtime's heap (or is firing).
+  // acquire: done() and err() read the pointer without mu_, then the timer.
+  bool deadline_armed() const noexcept {
+    const BasicTimer<S>* t = timer_.load(std::memory_order_acquire);
+    return t != nullptr && t->pending();
   }
 
   // keep_deadline's slow path, from a goroutine only (a plain thread
