@@ -210,6 +210,22 @@ TEST(ThreadPool, ShutdownRunsEveryQueuedTaskThenRefuses) {
   EXPECT_EQ(ran.load(), 1 + 50 + accepted_probes);
 }
 
+// Eight workers that never had a task all sleep on the pool's condition
+// variable; shutdown() must wake every one of them, or the join waits for
+// the sleepers for ever (the watchdog then ends the test).
+TEST(ThreadPool, ShutdownWakesEveryIdleWorker) {
+  Watchdog dog("ShutdownWakesEveryIdleWorker", 30);
+  ManualClock clock;
+  ThreadPool pool(8, clock);
+  // Time for the eight threads to start and go to sleep: a worker that
+  // starts after the flag is set never sleeps, so a pool that wakes only
+  // one sleeper would pass if none had gone to sleep yet.
+  std::this_thread::sleep_for(milliseconds(100));
+  pool.shutdown();
+  EXPECT_FALSE(pool.submit([] {})) << "a shut-down pool refuses tasks";
+  EXPECT_EQ(pool.queued(), 0u);
+}
+
 TEST(ThreadPool, ThrowingTaskDoesNotKillItsWorker) {
   Watchdog dog("ThrowingTaskDoesNotKillItsWorker", 30);
   ManualClock clock;
