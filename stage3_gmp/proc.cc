@@ -187,7 +187,8 @@ M* Runtime::startm(P* pp, bool spinning) {
   m->spinning.store(spinning, std::memory_order_relaxed);
   m->nextp = pp;
   ++stats_.wakeups;
-  wake_m(m);
+  lk.unlock();
+  wake_m(m);  // after the unlock (Go's order): m takes sched_ at once
   return m;
 }
 
@@ -291,7 +292,16 @@ void Runtime::stopm(M* m) {
       duty_until_.store(0, std::memory_order_seq_cst);
       storeload_fence();
     }
-    if (m->idle) mremove(m);  // timed out: nobody took us off the list
+    if (m->idle) {
+      mremove(m);  // timed out: nobody took us off the list
+    } else if (timer_duty) {
+      // Taken off it while our timed sleep ran out: the taker wakes us
+      // after its unlock (startm, start_the_world). Take that wake-up now,
+      // or it would cut our next sleep short, or be a second one.
+      lk.unlock();
+      m->park.sleep();
+      lk.lock();
+    }
     // A timer is due, or (with a later stage's network poller) our poll
     // readied goroutines onto the GRQ: run them ourselves, on an idle P.
     // (The due timers run in findRunnable, on that P's queue.) Whether we

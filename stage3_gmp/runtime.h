@@ -395,7 +395,9 @@ class Runtime {
     if (nprocs() > 1) wakep();
   }
   /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
-  /// idle P, a spinning start undoes wakep's nmspinning increment. Returns
+  /// idle P, a spinning start undoes wakep's nmspinning increment. An idle M
+  /// is woken once sched_ is released, as in Go: waking, it takes sched_ at
+  /// once (stopm), and may run on this CPU before the caller does. Returns
   /// the M started (for traces), or null.
   M* startm(P* pp, bool spinning);
   /// Go's mReserveID and checkmcount: a new M is counted as running before it
@@ -413,8 +415,10 @@ class Runtime {
   M* newm(P* pp, bool spinning);
   /// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
   /// first idle M sleeps only until timer_deadline(), then takes an idle P
-  /// to run the due timers on. Returns with m->p set, or with none when the
-  /// run stops.
+  /// to run the due timers on; if startm or start_the_world took it off the
+  /// idle list as its sleep ran out, it waits for their wake-up, which comes
+  /// after their unlock. Returns with m->p set, or with none when the run
+  /// stops.
   void stopm(M* m);
   /// Go's handoffp: pp, whose M will not run goroutines for a while (it
   /// waits for its locked goroutine; in a later stage, it blocks in a
@@ -564,7 +568,8 @@ class Runtime {
   /// is ours. Returns the caller's M, once every P is stopped.
   M* stop_the_world(bool exiting);
   /// Go's startTheWorldWithSema: resizes to `newprocs` Ps if nonzero, then
-  /// every P with work gets an M, the others go idle.
+  /// every P with work gets an M, the others go idle. The idle Ms handed a
+  /// P are woken after sched_ is released, as in Go (startm says why).
   void start_the_world(M* m, int newprocs);
   /// Go's preemptall: asks the goroutine running on every held P to stop at
   /// its next safe point (P::preempt). stop_the_world asks again every

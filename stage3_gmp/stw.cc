@@ -70,6 +70,7 @@ void Runtime::gcstopm(M* m) {
 }
 
 void Runtime::start_the_world(M* m, int newprocs) {
+  std::vector<M*> woken;  // Ms handed a P: woken after the unlock
   {
     std::lock_guard lk(sched_);
     if (newprocs > 0) procresize(m, newprocs);
@@ -84,13 +85,16 @@ void Runtime::start_the_world(M* m, int newprocs) {
       } else if (M* idle = mget()) {  // Go prefers the P's last M; any will do
         idle->nextp = pp;
         ++stats_.wakeups;
-        wake_m(idle);
+        woken.push_back(idle);
       } else {
         reserve_m();
         newm(pp, /*spinning=*/false);
       }
     }
   }
+  // As Go's startTheWorldWithSema, after the unlock: a woken M takes
+  // sched_ at once (stopm), and may run on this CPU before us.
+  for (M* idle : woken) wake_m(idle);
   worldsema_.unlock();  // on the goroutine that locked it
   wakep();  // work that waited in the GRQ
 }
