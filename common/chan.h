@@ -41,6 +41,22 @@ template <class T, class S>
 struct ChanAccess;  // select.h's and time.h's way in (below)
 }  // namespace detail
 
+/// What a channel may ask before every receive from it (recv, try_recv,
+/// and a select's receive case, before any lock is taken): a Timer's
+/// channel refuses a goroutine of another runtime (time.h); a context's
+/// done() keeps the context's deadline alive (context.h). A channel has
+/// at most one, set before it is shared; one compare for those with none.
+template <class S>
+class ReceiveGuard {
+ public:
+  /// Called with the receiving goroutine `g`; may throw (gmp::UsageError
+  /// naming `op`), and the receive then does not happen.
+  virtual void before_receive(typename S::G g, const char* op) const = 0;
+
+ protected:
+  ~ReceiveGuard() = default;
+};
+
 /// A Go channel of T with `cap` buffered slots (0: unbuffered, every send
 /// meets a receive). Each stage exports it as `Chan<T>`.
 ///
@@ -195,18 +211,9 @@ class BasicChan {
     return i + 1 == cap_ ? 0 : i + 1;
   }
 
-  // A gmp::UsageError naming `op` if this is a Timer's channel and `g` is
-  // not of the Timer's runtime (its only sender, which readies receivers
-  // on its own scheduler). One compare for every other channel.
+  // The channel's ReceiveGuard, if it has one, before `g` receives.
   void check_receiver(G g, const char* op) const {
-    if (timer_runtime_ != nullptr && S::runtime_of(g) != timer_runtime_)
-        [[unlikely]] {
-      throw UsageError(std::string(op) +
-                       ": this channel is a Timer's, and the Timer belongs "
-                       "to another runtime. A Timer belongs to the runtime "
-                       "that made it: its firing cannot wake a goroutine of "
-                       "another runtime");
-    }
+    if (guard_ != nullptr) [[unlikely]] guard_->before_receive(g, op);
   }
 
   // Go's chansend's checks, lock_ held: a send on a closed channel panics
@@ -276,9 +283,9 @@ class BasicChan {
   }
 
   const std::size_t cap_;  // immutable
-  // A Timer's channel: the Timer's runtime (an identity), else null. Set
-  // by time.h before the channel is shared (ChanAccess::bind); immutable.
-  const void* timer_runtime_ = nullptr;
+  // Asked before every receive, or null. Set by time.h or context.h
+  // before the channel is shared (ChanAccess::bind); immutable after.
+  const ReceiveGuard<S>* guard_ = nullptr;
 
   mutable RuntimeLock lock_;  // Go's hchan.lock; guards everything below
   std::vector<std::optional<T>> buf_;  // ring of cap_ slots
@@ -309,8 +316,8 @@ struct ChanAccess {
   static bool recv_now(Chan* c, std::optional<T>& slot, Sudog*& wake) {
     return c->recv_now(slot, wake);
   }
-  static void bind(Chan* c, const void* timer_runtime) {
-    c->timer_runtime_ = timer_runtime;  // before the channel is shared
+  static void bind(Chan* c, const ReceiveGuard<S>* guard) {
+    c->guard_ = guard;  // before the channel is shared
   }
   static void check_receiver(Chan* c, typename S::G g, const char* op) {
     c->check_receiver(g, op);

@@ -31,8 +31,9 @@
 ///
 /// A deadline outlives a run: the timer of a context made in one run of a
 /// runtime dies with that run (time.h), so a goroutine that asks for
-/// done() while no timer is pending re-arms it in its own runtime, or, if
-/// the deadline has passed, cancels the context itself (keep_deadline).
+/// done(), or receives from it, while no timer is pending re-arms it in
+/// its own runtime, or, if the deadline has passed, cancels the context
+/// itself (keep_deadline).
 ///
 /// Lock order: a context's lock before its descendants'; context locks
 /// before any channel lock; channel locks by address.
@@ -83,7 +84,8 @@ constexpr std::string_view to_string(ContextErr e) noexcept {
 /// goroutine of another runtime waits on done(): the context stays as it
 /// was; a deadline says so on stderr instead, and is kept).
 template <TimerScheduler S>
-class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
+class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
+                     private ReceiveGuard<S> {
  public:
   using Clock = std::chrono::steady_clock;          ///< deadlines' clock
   using Ptr = std::shared_ptr<BasicContext>;        ///< how contexts are held
@@ -117,7 +119,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
     }
     const bool never = deadline == Clock::time_point::max();
     Ptr c(new BasicContext(parent, deadline, nullptr));
-    if (!never) c->deadline_owner_ = c.get();  // before anyone sees c
+    if (!never) c->own_deadline();  // before anyone sees c
     c->attach();
     if (!never) c->arm_deadline();
     return {c, cancel_func(c)};
@@ -190,7 +192,22 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>> {
                BasicContext* deadline_owner)
       : parent_(std::move(parent)),
         deadline_(deadline),
-        deadline_owner_(deadline_owner) {}
+        deadline_owner_(deadline_owner) {
+    if (deadline_owner_ != nullptr) DoneAccess::bind(&done_, this);
+  }
+
+  // with_deadline's: this context's own deadline, kept by its timer.
+  void own_deadline() noexcept {
+    deadline_owner_ = this;
+    DoneAccess::bind(&done_, this);
+  }
+
+  // Every receive from done_ (recv, try_recv, select) keeps the deadline
+  // alive, as done() does: a goroutine that took done() in one run and
+  // waits on it in a later one sees it closed when the deadline passes.
+  void before_receive(G, const char*) const override {
+    deadline_owner_->keep_deadline();
+  }
 
   static CancelFunc cancel_func(const Ptr& c) {
     return [c] { c->cancel(ContextErr::kCanceled); };

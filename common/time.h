@@ -205,10 +205,20 @@ class BasicTimer {
 
   // Everything the runtime may touch stays at one address (the runtime
   // timer is in a heap by address): the Timer value only points to it.
-  struct State {
+  struct State final : ReceiveGuard<S> {
     State(Kind k, const void* rt_id)
         : kind(k), runtime(rt_id), c(k == Kind::kSend ? 1 : 0) {
-      if (k == Kind::kSend) detail::ChanAccess<Clock::time_point, S>::bind(&c, rt_id);
+      if (k == Kind::kSend) detail::ChanAccess<Clock::time_point, S>::bind(&c, this);
+    }
+    // A receive from c by a goroutine of another runtime is refused: the
+    // firing, c's only sender, readies receivers on the Timer's scheduler.
+    void before_receive(typename S::G g, const char* op) const override {
+      if (S::runtime_of(g) == runtime) [[likely]] return;
+      throw UsageError(std::string(op) +
+                       ": this channel is a Timer's, and the Timer belongs "
+                       "to another runtime. A Timer belongs to the runtime "
+                       "that made it: its firing cannot wake a goroutine of "
+                       "another runtime");
     }
     const Kind kind;
     const void* const runtime;  // the runtime that made it (an identity)

@@ -333,6 +333,39 @@ TYPED_TEST_P(ContextSuite, DeadlinesOutliveTheirRun) {
   });
 }
 
+// Go's `done := ctx.Done()`, kept past the run that made the context: a
+// receive from that channel in a later run, of another runtime, keeps the
+// deadline as done() does (a select's case, or a recv), and finds the
+// channel closed once the deadline has passed.
+TYPED_TEST_P(ContextSuite, ADoneChannelKeptFromAnEarlierRunClosesInALaterOne) {
+  using Api = TypeParam;
+  using C = typename TestFixture::Context;
+  struct Kept {  // a context, its cancel, its done() taken in the first run
+    typename C::Ptr ctx;
+    typename C::CancelFunc cancel;
+    typename C::DoneChan* done = nullptr;
+  };
+  Kept root, child, other;
+  run_procs<Api>(1, 1, [&] {
+    const auto d = typename TestFixture::ms(40);
+    std::tie(root.ctx, root.cancel) = C::with_timeout(C::background(), d);
+    std::tie(child.ctx, child.cancel) = C::with_cancel(root.ctx);
+    std::tie(other.ctx, other.cancel) = C::with_timeout(C::background(), d);
+    for (Kept* k : {&root, &child, &other}) k->done = k->ctx->done();
+  });
+  run_procs<Api>(1, 1, [&] {  // another runtime; done() is not called
+    auto guard = Api::Timer::after(std::chrono::seconds(30));
+    EXPECT_EQ(select(recv_case(child.done), recv_case(guard.c())), 0);
+    EXPECT_EQ(root.ctx->err(), ContextErr::kDeadlineExceeded);
+    typename Api::template Chan<bool> closed(1);
+    Api::go([&] { closed.send(!other.done->recv().has_value()); });
+    std::optional<bool> got;
+    EXPECT_EQ(select(recv_case(&closed, got), recv_case(guard.c())), 0);
+    EXPECT_EQ(got, std::optional<bool>(true)) << "recv() saw it closed";
+    EXPECT_EQ(other.ctx->err(), ContextErr::kDeadlineExceeded);
+  });
+}
+
 // A deadline that fires while a goroutine of another runtime waits on
 // done(): the cancel would wake it from the wrong runtime, so nothing is
 // cancelled (as a CancelFunc's UsageError), the error is said on stderr
@@ -472,6 +505,7 @@ REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             CancelFromAnotherRuntimeChangesNothing,
                             DeadlinesOutliveTheirRun,
                             ErrAfterADeadlineItsRunDidNotSee,
+                            ADoneChannelKeptFromAnEarlierRunClosesInALaterOne,
                             ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept,
                             ManyChildrenCancelledOneByOne,
                             DeepChainsCancelAndDropWithoutRecursion);
