@@ -408,13 +408,8 @@ TEST(Stage5Test, StressLazySyscalls) {
 // The hogs call no instrumented function: in cooperative mode the safe
 // point they reach is their channel operation (a call into the runtime).
 // Go's select on a done channel becomes a flag and a close at the end.
-void ping_pong_hog(Preempt mode) {
-#if defined(__SANITIZE_ADDRESS__)
-  // As Go skips it under its race detector: the ratio compares work done in
-  // equal time slices, and AddressSanitizer slows the light pair's runtime
-  // calls far more than the hogs' plain loop (36x measured, against 20).
-  GTEST_SKIP() << "the ratio measures the sanitizer's overhead here";
-#endif
+// One measurement: the hogs' and the light pair's counts after 100 ms.
+std::pair<long, long> ping_pong_hog_counts(Preempt mode, Stats& st) {
   Runtime rt(one_p(mode));
   volatile long hog_count = 0, light_count = 0;
   rt.run([&] {
@@ -448,16 +443,34 @@ void ping_pong_hog(Preempt mode) {
     light_chan.close();
     wg.wait();
   });
-  long hog = hog_count, light = light_count;
-  Stats st = rt.stats();
-  std::string counts = std::to_string(hog) + " / " + std::to_string(light) +
-                       " (preempt requests " +
-                       std::to_string(st.preempt_requests) + ", preemptions " +
-                       std::to_string(st.preemptions) + ")";
-  ASSERT_GT(hog, 0);
-  ASSERT_GT(light, 0) << "the light pair never ran";
-  EXPECT_LE(hog / light, 20) << counts;
-  EXPECT_LE(light / hog, 20) << counts;
+  st = rt.stats();
+  return {hog_count, light_count};
+}
+
+void ping_pong_hog(Preempt mode) {
+#if defined(__SANITIZE_ADDRESS__)
+  // As Go skips it under its race detector: the ratio compares work done in
+  // equal time slices, and AddressSanitizer slows the light pair's runtime
+  // calls far more than the hogs' plain loop (36x measured, against 20).
+  GTEST_SKIP() << "the ratio measures the sanitizer's overhead here";
+#endif
+  // The slices are equal in time, not in CPU: a machine busy with other
+  // processes can take the thread away for part of one slice and skew one
+  // measurement. Up to three; a scheduler without preemption fails every
+  // one (the light pair never runs, or runs one slice in many).
+  std::string tried;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Stats st;
+    auto [hog, light] = ping_pong_hog_counts(mode, st);
+    ASSERT_GT(hog, 0);
+    ASSERT_GT(light, 0) << "the light pair never ran";
+    if (hog / light <= 20 && light / hog <= 20) return;
+    tried += std::to_string(hog) + " / " + std::to_string(light) +
+             " (preempt requests " + std::to_string(st.preempt_requests) +
+             ", preemptions " + std::to_string(st.preemptions) + "); ";
+  }
+  ADD_FAILURE() << "hog / light beyond 20x in each of 3 measurements: "
+                << tried;
 }
 
 TEST(Stage5Test, PingPongHogCooperative) {
