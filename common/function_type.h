@@ -8,7 +8,7 @@
 /// the compiler knows it, so go() takes it there, before the callable
 /// disappears into a GoFunc (go_func.h). Asked of a std::function or a
 /// GoFunc afterwards (target_type()), it costs a call into the function's
-/// manager: about 20 instructions per goroutine, measured on spawn+join.
+/// manager for every goroutine.
 /// ```
 #pragma once
 

@@ -20,12 +20,8 @@ constexpr int kPassiveSpin = 1;     // rounds of sched_yield
 
 // Go's lock2, after the fast path's compare-and-swap failed: spin (active,
 // then passive), then announce a sleeper and sleep; woken, spin again.
-// Measured (2026-11-28, benchmarks/workloads.h's Parked on stage 3 at 2
-// procs: 100,000 goroutines park on one channel, then wake): with a spin
-// of 64 plain loads, about 3,100 futex sleeps per run, most on that
-// channel's lock, which a parking goroutine holds across its switch to
-// g0; with Go's spin, about 670. The run's time did not change beyond
-// the noise of the machine.
+// The spin matters most for a lock held across a switch, as a channel's
+// is while a parking goroutine goes to g0: its holder is about to let go.
 void RuntimeLock::lock_slow() noexcept {
   // What we write when we take the lock: kLocked, until we have slept once.
   // From then on kSleeping: we cannot know whether other sleepers remain,

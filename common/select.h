@@ -33,9 +33,9 @@
 ///      taken off their queues; the one that fired (Sudog::fired) is
 ///      finished: a receive has its value (or the close), a send woken by
 ///      a close panics.
-/// A select with no case that can ever fire (none, or only null channels)
-/// and no default parks forever: checkdead reports it when nothing else
-/// can run, as Go's "select (no cases)".
+/// A select whose every case has a null channel, and no default, parks
+/// forever: checkdead reports it when nothing else can run, as Go does,
+/// "[select]"; Go's `select {}` (block) as "[select (no cases)]".
 /// ```
 #pragma once
 
@@ -266,16 +266,27 @@ struct SelLocks {
 
 }  // namespace detail
 
+namespace detail {
+
+// Parks the calling goroutine for good, as `reason`: nothing can wake it;
+// it unwinds (gmp::Goexit) when main returns.
+template <Scheduler S>
+[[noreturn]] void park_forever(WaitReason reason) {
+  typename S::G g = S::current_g("select");
+  Sudog<typename S::G> s(g, S::goid(g));
+  bool woken = S::park(s, ParkUnlock{}, reason);
+  GMP_CHECK(!woken, "select: woken, but nothing can wake it");
+  throw Goexit{};  // main returned
+}
+
+}  // namespace detail
+
 /// Go's `select {}` (runtime.block): the calling goroutine waits forever,
 /// as "select (no cases)"; checkdead reports it when nothing else can run,
 /// and it unwinds (gmp::Goexit) when main returns. Goroutine only.
 template <Scheduler S>
 [[noreturn]] void block() {
-  typename S::G g = S::current_g("select");
-  Sudog<typename S::G> s(g, S::goid(g));
-  bool woken = S::park(s, ParkUnlock{}, WaitReason::kSelectNoCases);
-  GMP_CHECK(!woken, "select (no cases): woken, but nothing can wake it");
-  throw Goexit{};  // main returned
+  detail::park_forever<S>(WaitReason::kSelectNoCases);
 }
 
 /// Go's select: runs the first of `cases` that can go (a uniformly random
@@ -343,9 +354,9 @@ int select(Cases&&... cases) {
     ++nlocks;
   }
   detail::SelLocks held{locks.data(), nlocks};
-  if (npoll == 0) {
+  if (npoll == 0) {  // every channel null: Go parks as "select"
     if (default_at >= 0) return default_at;
-    block<S>();
+    detail::park_forever<S>(WaitReason::kSelect);
   }
   // 3. Pass 1: a case that can run now.
   held.lock_all();

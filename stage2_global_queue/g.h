@@ -32,7 +32,7 @@ struct M;
 ///   kSyscall   in a blocking system call, on its M but     its M
 ///              without a P (Go's; this stage has no blocking calls)
 ///   kWaiting   parked on an object or a timer             a WaitQ / timers
-///   kDead      finished, or new; kept with its stack      the free list
+///   kDead      finished, or new                           a free list
 ///
 /// malg makes a G dead at once, before anyone else can see it; every later
 /// change goes through the runtime's casgstatus(), which checks the old
@@ -115,9 +115,9 @@ struct G {
   /// Immutable: a G never moves to another runtime.
   const void* runtime = nullptr;
 
-  // Belongs to the list that holds the G: under the sched lock for the
-  // GRQ and the global free list, the owner M's alone for a free list
-  // that belongs to one M's processor.
+  // Belongs to the list that holds the G: under the lock of the GRQ or
+  // of the global free list (in this stage both are the sched lock), the
+  // owner M's alone for a free list that belongs to one M's processor.
   G* schedlink = nullptr;  ///< next G in a run queue or a free list
 
   /// The M it is wired to by lock_os_thread (Go's g.lockedm), or null: it

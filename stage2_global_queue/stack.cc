@@ -107,12 +107,12 @@ bool populate(iovec* tops, std::size_t n, std::size_t page) noexcept {
 // Faults in the top page of each stack of a new slab: the page every
 // goroutine writes first (newproc's frame for it), and for most the only
 // one. A page fault is a trap into the kernel per page, and a trap is what
-// a VM makes dear: on the course's AMD EPYC VM of 2026-11-27, 20 us per
-// page by faults, 2.7 us by one madvise(MADV_POPULATE_WRITE) per page, and
-// 1.0-1.3 us by one process_madvise for the 64 pages (20,000 pages, a
-// standalone C test). process_madvise on the process itself
-// (PIDFD_SELF) needs Linux 6.14, MADV_POPULATE_WRITE 5.14; without either,
-// the first write faults the page in, as before.
+// a VM makes dear: one process_madvise for the slab's 64 pages is one
+// trap, where one madvise(MADV_POPULATE_WRITE) per page or the faults
+// themselves are 64 (benchmarks/page_fault_cost.py measures a fault on
+// the machine, and the report prints it). process_madvise on the process
+// itself (PIDFD_SELF) needs Linux 6.14, MADV_POPULATE_WRITE 5.14; without
+// either, the first write faults the page in.
 void populate_tops(char* slab, std::size_t slot, std::size_t page) noexcept {
   iovec tops[StackPool::kStacksPerSlab];
   for (std::size_t i = 0; i < StackPool::kStacksPerSlab; ++i) {

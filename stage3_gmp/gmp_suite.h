@@ -104,9 +104,9 @@ TYPED_TEST_P(GmpSuite, GoroutineParallelism) {
 // A goroutine whose sleep is over runs although four goroutines stop the
 // world in a loop (each gomaxprocs change is a stop and a start): the
 // sleeper's wake-up is not starved by the stops, nor by the goroutines
-// that hand the stop to each other through runnext. Measured in stops of
-// the world, not in time: while main sleeps 1 ms a few dozen stops happen;
-// a starved sleeper waited through tens of thousands.
+// that hand the stop to each other through runnext. Counted in stops of
+// the world, not in time: the sleeper may wait through kMaxStopsPerSleep
+// of them at most, where a starved one waits for as long as they go on.
 TYPED_TEST_P(GmpSuite, ASleeperRunsWhileGoroutinesStopTheWorld) {
   using Api = TypeParam;
   constexpr std::uint64_t kMaxStopsPerSleep = 1000;

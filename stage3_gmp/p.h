@@ -70,12 +70,13 @@ struct P {
 
   const int id;  ///< immutable: its index in allp
 
-  /// kIdle, kStopped and kDead are stored under the sched lock (the idle
-  /// list, stop-the-world, procresize); kRunning by acquirep, often
+  /// Stage 3 stores kIdle, kStopped and kDead under the sched lock (the
+  /// idle list, stop-the-world, procresize); kRunning by acquirep, often
   /// without it, by the M the P was handed to (under the lock, or by
   /// startm's wakeup). Read by thieves and traces without the lock
-  /// (relaxed: a hint, as in Go). A later stage's own state says its own
-  /// rules where it defines it.
+  /// (relaxed: a hint, as in Go). A later stage's own state, and the
+  /// stores that leave it (kIdle or kStopped included), follow the rules
+  /// that stage gives where it defines the state.
   std::atomic<PStatus> status{PStatus::kIdle};
 
   /// The local run queue: its Owner handle belongs to the M holding the P,

@@ -35,10 +35,9 @@ class StackCache {
   static constexpr std::size_t kMax = 16;
   /// Stacks moved per trade with the pool (Go: half the cap).
   static constexpr std::size_t kBatch = kMax / 2;
-  /// Cache lines of the next stack's top that get() prefetches: the 256
-  /// bytes that a goroutine parking in a channel receive writes. What it
-  /// saves is in docs/course/stage3.md ("Stacks only for goroutines that
-  /// run").
+  /// Cache lines of the next stack's top that get() prefetches (256
+  /// bytes), where a new goroutine's first frames go. Why, in
+  /// docs/course/stage3.md ("Stacks only for goroutines that run").
   static constexpr int kPrefetchLines = 4;
   /// Bytes per cache line (x86-64 and the course's aarch64 targets).
   static constexpr std::size_t kCacheLine = 64;
@@ -49,8 +48,7 @@ class StackCache {
   ///
   /// It also asks the CPU to fetch the top kPrefetchLines cache lines of
   /// the stack the next get() will hand out: the lines a new goroutine's
-  /// first frames write (a goroutine that parks in a channel receive uses
-  /// 240 bytes of its stack). That stack was last used by a goroutine
+  /// first frames write. That stack was last used by a goroutine
   /// that died long ago, perhaps on the other CPU, so its lines and its
   /// page's address translation are in no cache of ours; fetched now,
   /// they arrive while this goroutine runs instead of stalling the next

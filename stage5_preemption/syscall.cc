@@ -1,8 +1,8 @@
 // Stage 5: the lazy syscall hand-off (Go's entersyscall, exitsyscallfast,
 // entersyscall_gcwait, and the syscall half of retake; proc.go).
 //
-// Stage 4 handed the P off before every blocking call: a call of 200 ns
-// paid for waking another M (and often for making one). Go's answer is to
+// Stage 4 handed the P off before every blocking call: a call of a few
+// hundred nanoseconds paid for waking another M (and often for making one). Go's answer is to
 // do nothing at all on the way in. entersyscall only marks the P kPSyscall
 // and lets go of it; the M keeps a pointer to it (oldp). Then either
 //   - the call returns quickly: exitsyscall takes the P back with one

@@ -695,20 +695,25 @@ class SelectDeathTest : public ::testing::Test {};
 TYPED_TEST_SUITE_P(SelectDeathTest);
 
 // Goroutines that wait in selects no partner can ever satisfy, one of them
-// in `select {}`: checkdead's deadlock, each listed with Go's wait reason.
+// in `select {}`, one in a select whose every channel is nil: checkdead's
+// deadlock, each listed with Go's wait reason ("select (no cases)" only
+// for `select {}`: Go's selectgo parks a select of nil channels as
+// "select").
 TYPED_TEST_P(SelectDeathTest, AllGoroutinesAsleepInSelectsIsADeadlock) {
   auto program = [] {
     run_with<TypeParam>(procs_for<TypeParam>(2, 2), [] {
       typename TypeParam::template Chan<int> a, b;
       typename TypeParam::template Chan<int>* nil = nullptr;
       TypeParam::go([] { TypeParam::block(); });
+      TypeParam::go([nil] { select(recv_case(nil), send_case(nil, 2)); });
       select(recv_case(a), send_case(b, 1), recv_case(nil));
     });
   };
   EXPECT_EXIT(program(), ::testing::ExitedWithCode(2),
               "fatal error: all goroutines are asleep - deadlock!\n\n"
               "(.|\n)*goroutine 1 \\[select(, [0-9]+ ms)?\\]"
-              "(.|\n)*goroutine 2 \\[select \\(no cases\\)(, [0-9]+ ms)?\\]");
+              "(.|\n)*goroutine 2 \\[select \\(no cases\\)(, [0-9]+ ms)?\\]"
+              "(.|\n)*goroutine 3 \\[select(, [0-9]+ ms)?\\]");
 }
 
 REGISTER_TYPED_TEST_SUITE_P(SelectDeathTest,

@@ -3,9 +3,10 @@
 /// turned into nanoseconds once, when the file is written.
 ///
 /// ```unparsed
-/// Every event reads the clock, so its price is the price of tracing: on
-/// the course's VMs steady_clock::now() (clock_gettime) costs 16 ns, the
-/// x86 time-stamp counter (rdtsc) 7 ns. Go's tracer makes the same choice:
+/// Every event reads the clock, so its price is the price of tracing:
+/// steady_clock::now() is clock_gettime, a call into the vDSO that reads
+/// the time-stamp counter and converts it; rdtsc is the one instruction
+/// that reads it. Go's tracer makes the same choice:
 /// it stamps events with cputicks() and converts with ticksPerSec, which it
 /// measures over the trace. Here:
 ///

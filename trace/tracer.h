@@ -72,8 +72,8 @@ class Buffer {
   // table in event.h says what each field means). Out of line and cold
   // (tracer.cc): an event site `if (t) t->go_start(...)` then costs a
   // load, a test and a branch when tracing is off. Built inline, the
-  // Event made stage 3's execute save three more registers and grow its
-  // frame: 15 instructions more per switch, traced or not (callgrind).
+  // Event made stage 3's execute save more registers and grow its frame:
+  // more instructions on every switch, traced or not.
   /// kGoCreate: goroutine g made by `parent` (0: by run()) on P p.
   [[gnu::cold]] void go_create(std::uint64_t g, std::uint64_t parent,
                                const void* label, std::int32_t p) noexcept;
