@@ -32,7 +32,10 @@ results of `./course bench --publish`), with ROW a benchmark's name without
 (Row names have spaces: arguments are separated by "|".)
 
 Also checked: every `Suite.Test` the text cites in backticks, whose suite
-is one of the project's test suites, names a test that exists.
+is one of the project's test suites, names a test that exists; and no
+source file (C++, Python, shell, Starlark, Go) carries a date: a dated
+measurement belongs in a commit message or docs/benchmarks, and a comment
+says what is.
 
 Exit status 0 when everything checks, 1 otherwise (each problem printed as
 file:line: message), 2 on a malformed tag or missing data.
@@ -170,6 +173,20 @@ def test_names():
     return suites
 
 
+SOURCES = ["*.h", "*.cc", "*.py", "*.sh", "*.bzl", "*.go", "course",
+           ".ci/run"]
+DATE = r"20[0-9]{2}-[0-9]{2}-[0-9]{2}"
+
+
+def dated_sources():
+    """file:line: text of every date in a tracked source file."""
+    out = subprocess.run(["git", "grep", "-nE", DATE, "--"] + SOURCES,
+                         cwd=ROOT, capture_output=True, text=True).stdout
+    return [f"{line.strip()}: a date in a source file (a dated "
+            "measurement belongs in a commit message or docs/benchmarks)"
+            for line in out.splitlines()]
+
+
 def prose_lines(text):
     """(line number, line) of the lines outside fenced code and generated
     blocks, with inline code spans blanked (their figures are code)."""
@@ -244,10 +261,11 @@ def check_file(path, results, facts, suites, write):
 
 def main(argv):
     write = "--write" in argv
-    files = [a for a in argv if not a.startswith("--")] or markdown_files()
+    explicit = [a for a in argv if not a.startswith("--")]
+    files = explicit or markdown_files()
     try:
         results, facts, suites = Results(), read_facts(), test_names()
-        problems = []
+        problems = [] if explicit else dated_sources()
         for f in files:
             problems += check_file(f, results, facts, suites, write)
     except TagError as e:
