@@ -63,4 +63,47 @@ grep -q "spawn storm" "$tmp/gen/stage3_gmp_bench.html" || fail "stage 3: no spaw
 if "$py" "$dir/bench_tables.py" "$tmp/nothing" "$tmp/gen2" 2>/dev/null; then
   fail "bench_tables accepted a missing results directory"
 fi
+# The figure check: a tagged figure that matches the results passes; a
+# republish that moves its row makes it fail, naming the new value, and
+# --write rewrites it at its printed precision; a figure without a source
+# fails unless the facts list has it for its file; a malformed tag is an
+# error of its own (status 2).
+mkdir -p "$tmp/res"
+cp docs/benchmarks/benchmarks.json docs/benchmarks/go.json "$tmp/res/"
+row="skynet/stage3_gmp/procs:1"
+fig() { "$py" "$dir/figures.py" --results "$tmp/res" --facts "$tmp/facts.txt" "$@"; }
+now=$("$py" - "$tmp/res/benchmarks.json" "$row" <<'PY'
+import json, sys
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b["name"].startswith(sys.argv[2] + "/") and "items_per_second" in b:
+        print(f"{1e9 / b['items_per_second']:.0f}")
+        break
+PY
+)
+[ -n "$now" ] || fail "no published row $row"
+printf 'Skynet: %s ns<!-- fig time %s --> per leaf, Go %s.\n' "$now" "$row" "10 ms" >"$tmp/t.md"
+echo "$tmp/t.md | 10 ms | Go 1.19 runtime/proc.go forcePreemptNS" >"$tmp/facts.txt"
+out=$(fig "$tmp/t.md" 2>&1) || fail "a true figure failed: $out"
+"$py" - "$tmp/res/benchmarks.json" "$row" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for b in doc["benchmarks"]:
+    if b["name"].startswith(sys.argv[2] + "/") and "items_per_second" in b:
+        b["items_per_second"] /= 2  # the republished row: twice the time
+json.dump(doc, open(sys.argv[1], "w"))
+PY
+if out=$(fig "$tmp/t.md" 2>&1); then fail "a moved figure passed: $out"; fi
+moved=$(sed -n "s/.*'$now ns' is \([0-9]*\) ns in the results.*/\1/p" <<<"$out")
+[ -n "$moved" ] && [ "$moved" -ge $((now * 2 - 1)) ] && [ "$moved" -le $((now * 2 + 1)) ] ||
+  fail "the moved figure is not named with its new value: $out"
+fig --write "$tmp/t.md" >/dev/null 2>&1 || true
+grep -q "Skynet: $moved ns<!-- fig" "$tmp/t.md" || fail "--write: $(cat "$tmp/t.md")"
+out=$(fig "$tmp/t.md" 2>&1) || fail "after --write: $out"
+: >"$tmp/facts.txt"
+if out=$(fig "$tmp/t.md" 2>&1); then fail "an unlisted fact passed: $out"; fi
+grep -q "'10 ms' has no source" <<<"$out" || fail "unlisted fact not named: $out"
+printf 'x 1 ms<!-- fig speed %s -->\n' "$row" >"$tmp/bad.md"
+set +e; fig "$tmp/bad.md" >/dev/null 2>&1; st=$?; set -e
+[ "$st" = 2 ] || fail "a malformed tag gave status $st, not 2"
+
 echo "docs_tools_test: ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks (and rewrites) every measured figure and cited test in the text.
 
-Usage: figures.py [--write] [FILE.md ...]
+Usage: figures.py [--write] [--results DIR] [--facts FILE] [FILE.md ...]
 
 The text is every Markdown file in git (docs/, the READMEs, the exercise
 statements) but the site's output and the files a tool generates whole
@@ -72,12 +72,12 @@ class TagError(Exception):
 class Results:
     """The published rows, by name (stages' and Go's)."""
 
-    def __init__(self):
+    def __init__(self, results_dir):
         sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
         import report  # noqa: E402 (benchmarks/report.py)
         self.rows = {}
         for f in ("benchmarks.json", "go.json"):
-            path = os.path.join(RESULTS, f)
+            path = os.path.join(results_dir, f)
             if os.path.exists(path):
                 for b in report.load(path):
                     self.rows[re.sub(r"/(real|manual)_time$", "", b["name"])] = b
@@ -145,19 +145,19 @@ def markdown_files():
     return files
 
 
-def read_facts():
+def read_facts(path):
     """{file or '*': {figure text: origin}}."""
     facts = {}
-    if not os.path.exists(FACTS):
+    if not os.path.exists(path):
         return facts
-    with open(FACTS, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             line = line.rstrip("\n")
             if not line.strip() or line.startswith("#"):
                 continue
             parts = [p.strip() for p in line.split("|")]
             if len(parts) != 3 or not all(parts):
-                raise TagError(f"{FACTS}:{n}: want 'file | figure | origin'")
+                raise TagError(f"{path}:{n}: want 'file | figure | origin'")
             facts.setdefault(parts[0], {})[parts[1]] = parts[2]
     return facts
 
@@ -259,12 +259,28 @@ def check_file(path, results, facts, suites, write):
     return problems
 
 
+def option(argv, name, default):
+    """The value after `name` in argv (both removed), or default."""
+    if name not in argv:
+        return default
+    i = argv.index(name)
+    if i + 1 >= len(argv):
+        raise SystemExit(f"figures: {name} needs a value")
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
 def main(argv):
+    argv = list(argv)
+    results_dir = option(argv, "--results", RESULTS)
+    facts_file = option(argv, "--facts", FACTS)
     write = "--write" in argv
     explicit = [a for a in argv if not a.startswith("--")]
     files = explicit or markdown_files()
     try:
-        results, facts, suites = Results(), read_facts(), test_names()
+        results, facts = Results(results_dir), read_facts(facts_file)
+        suites = test_names()
         problems = [] if explicit else dated_sources()
         for f in files:
             problems += check_file(f, results, facts, suites, write)
