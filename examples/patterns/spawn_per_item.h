@@ -2,9 +2,11 @@
 /// The notes' anti-pattern "too many goroutines" next to its cure. Both
 /// functions sum f(i) over i in [0, n): one starts a goroutine per item,
 /// the other hands the items to GOMAXPROCS workers. Goroutines are cheap,
-/// not free: each costs a stack (the course maps at least one page per
-/// goroutine, Go 2 KiB) and a trip through the run queues, and a million
-/// runnable goroutines do not run any faster on 2 Ps than 2 workers do.
+/// not free: each costs a G, a trip through the run queues and, while it
+/// runs, a stack (the course maps at least one page per goroutine, Go
+/// 2 KiB; on stage 2 a queued goroutine holds its stack from its go(), from
+/// stage 3 it gets one at its first run), and a million runnable goroutines
+/// do not run any faster on 2 Ps than 2 workers do.
 /// `bazel run //examples/patterns:demo` measures both.
 #pragma once
 
