@@ -9,7 +9,7 @@
 namespace gmp::stage3 {
 namespace {
 constexpr int kGFreeMax = 64;   // Go's gfput: spill a P's cache at 64 ...
-constexpr int kGFreeKeep = 32;  // ... down to 32; gfget refills to 32
+constexpr int kGFreeKeep = 32;  // ... while it has 32 (to 31); gfget refills to 32
 }  // namespace
 
 G* Runtime::gfget(P* pp) {
@@ -40,7 +40,7 @@ void Runtime::gfput(P* pp, G* gp) {
     return;
   }
   std::lock_guard lk(gfree_lock_);
-  while (pp->gfreecnt.load(std::memory_order_relaxed) > kGFreeKeep) {
+  while (pp->gfreecnt.load(std::memory_order_relaxed) >= kGFreeKeep) {
     G* g = pp->gfree;
     pp->gfree = g->schedlink;
     pp->gfreecnt.fetch_sub(1, std::memory_order_relaxed);
