@@ -25,7 +25,8 @@ results of `./course bench --publish`), with ROW a benchmark's name without
 
   fig time ROW             time per item (ns per item from items_per_second)
   fig real ROW             the row's real_time, in its own unit
-  fig counter ROW | KEY    one of the row's counters (e.g. contended%)
+  fig counter ROW | KEY    one of the row's counters (e.g. contended%;
+                           one in ns, as lockwait_ns/op, in any time unit)
   fig ratio ROW | ROW      time per item of the first over the second
   fig more ROW | ROW       how much longer the first takes, in percent
 
@@ -58,6 +59,12 @@ UNIT = (r"(?:ns|us|µs|ms|s|sec|seconds?|minutes?|min|hours?|KiB|MiB|GiB|KB|MB|"
 FIGURE = re.compile(r"(?<![\w.\-/])(?P<num>\d[\d,]*(?:\.\d+)?)"
                     r"(?P<sep>\s?)(?P<unit>" + UNIT + r"(?:/s)?)(?![\w])")
 TAG = re.compile(r"\s*<!--\s*fig\s+(?P<expr>[^>]*?)\s*-->")
+ANY_TAG = re.compile(r"<!--\s*fig\s+(?P<expr>[^>]*?)\s*-->")
+COMMENT = re.compile(r"<!--.*?-->")
+# The figure a tag follows: a number, with or without a unit (a counter
+# such as lock/op has none), right before the comment.
+BEFORE_TAG = re.compile(r"(?<![\w.\-/])(?P<num>\d[\d,]*(?:\.\d+)?)"
+                        r"(?P<sep>\s?)(?P<unit>" + UNIT + r"(?:/s)?)?\s*$")
 BLOCK_BEGIN = re.compile(r"<!--\s*[\w.-]+:begin\b")
 BLOCK_END = re.compile(r"<!--\s*[\w.-]+:end\b")
 CITED_TEST = re.compile(r"`(?P<suite>[A-Z]\w*)\.(?P<test>[A-Z]\w*)`")
@@ -96,7 +103,9 @@ class Results:
     def value(self, expr):
         """(value, kind): kind "ns" (a time in ns), "ratio", "pct", "raw"."""
         op, _, rest = expr.strip().partition(" ")
-        args = [a.strip() for a in rest.split("|")] if rest.strip() else []
+        # "|" separates arguments; "\|" too, inside a Markdown table.
+        args = [a.strip() for a in re.split(r"\\?\|", rest)] \
+            if rest.strip() else []
         if op == "time" and len(args) == 1:
             return self.per_item(args[0]), "ns"
         if op == "real" and len(args) == 1:
@@ -106,7 +115,8 @@ class Results:
             b = self.row(args[0])
             if args[1] not in b:
                 raise TagError(f"row '{args[0]}' has no counter '{args[1]}'")
-            return float(b[args[1]]), "raw"
+            # A counter in ns (lockwait_ns/op, spin_ns/op) is a time.
+            return float(b[args[1]]), "ns" if "_ns" in args[1] else "raw"
         if op == "ratio" and len(args) == 2:
             return self.per_item(args[0]) / self.per_item(args[1]), "ratio"
         if op == "more" and len(args) == 2:
@@ -217,39 +227,55 @@ def check_file(path, results, facts, suites, write):
         text = fh.read()
     lines = text.split("\n")
     known = {**facts.get("*", {}), **facts.get(path, {})}
+    used = set()
     for n, line in prose_lines(text):
         plain = blank_code(line)
         new = line
-        shift = 0
-        for m in FIGURE.finditer(plain):
-            figure = m.group(0)
-            tag = TAG.match(line, m.end())
-            if tag is None:
-                if figure not in known:
-                    problems.append(f"{path}:{n}: '{figure}' has no source: "
-                                    "tag it (<!-- fig ... -->) or list it in "
-                                    "docs/figures/facts.txt")
-                continue
+        covered = []  # (start, end) of the figures that carry a tag
+        edits = []    # (start, end, text) for --write, left to right
+        for tag in ANY_TAG.finditer(plain):
+            m = BEFORE_TAG.search(plain, 0, tag.start())
+            if m is None:
+                raise TagError(f"{path}:{n}: 'fig {tag.group('expr')}' "
+                               "follows no number")
+            covered.append((m.start(), m.end()))
+            unit = m.group("unit") or ""
+            figure = m.group(0).rstrip()
             value, kind = results.value(tag.group("expr"))
-            want = printed(m.group("num"), m.group("unit"), value, kind)
+            want = printed(m.group("num"), unit, value, kind)
             if want is None:
                 raise TagError(f"{path}:{n}: '{figure}' cannot show "
                                f"'fig {tag.group('expr')}' ({kind})")
-            if want != m.group("num"):
-                if write:
-                    a, b = m.start("num") + shift, m.end("num") + shift
-                    new = new[:a] + want + new[b:]
-                    shift += len(want) - len(m.group("num"))
-                else:
-                    problems.append(
-                        f"{path}:{n}: '{figure}' is {want} {m.group('unit')} "
-                        f"in the results (fig {tag.group('expr')}): "
-                        "./course docs --figures rewrites it")
+            if want == m.group("num"):
+                continue
+            if write:
+                edits.append((m.start("num"), m.end("num"), want))
+            else:
+                problems.append(
+                    f"{path}:{n}: '{figure}' is {want}{' ' + unit if unit else ''} "
+                    f"in the results (fig {tag.group('expr')}): "
+                    "./course docs --figures rewrites it")
+        for a, b, want in reversed(edits):
+            new = new[:a] + want + new[b:]
+        bare = COMMENT.sub(lambda c: " " * len(c.group(0)), plain)
+        for m in FIGURE.finditer(bare):
+            if any(a <= m.start() < b for a, b in covered):
+                continue
+            if m.group(0) in known:
+                used.add(m.group(0))
+            else:
+                problems.append(f"{path}:{n}: '{m.group(0)}' has no source: "
+                                "tag it (<!-- fig ... -->) or list it in "
+                                "docs/figures/facts.txt")
         for m in CITED_TEST.finditer(line):
             suite, test = m.group("suite"), m.group("test")
             if suite in suites and test not in suites[suite]:
                 problems.append(f"{path}:{n}: `{suite}.{test}`: no such test")
         lines[n - 1] = new
+    for figure in sorted(set(facts.get(path, {})) - used):
+        problems.append(f"{path}: '{figure}' is listed in "
+                        "docs/figures/facts.txt but the text no longer "
+                        "quotes it: drop the line")
     if write:
         new_text = "\n".join(lines)
         if new_text != text:
