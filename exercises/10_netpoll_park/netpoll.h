@@ -133,8 +133,9 @@ class Parker {
 
 // ---- Provided: the poll descriptor -------------------------------------------
 
-/// The values of PollDesc::rg that are not a waiter (Go's pdNil, pdReady,
-/// pdWait). A Parker* never equals one of them (alignment).
+/// The values of PollDesc::rg that are not a waiter: Go's nil (named here,
+/// pdNil), pdReady and pdWait. A Parker* never equals one of them
+/// (alignment).
 inline constexpr std::uintptr_t pdNil = 0;
 inline constexpr std::uintptr_t pdReady = 1;
 inline constexpr std::uintptr_t pdWait = 2;

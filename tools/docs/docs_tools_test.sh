@@ -81,7 +81,7 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
 PY
 )
 [ -n "$now" ] || fail "no published row $row"
-printf 'Skynet: %s ns<!-- fig time %s --> per leaf, Go %s.\n' "$now" "$row" "10 ms" >"$tmp/t.md"
+printf 'Skynet: %s ns <!-- fig time %s --> per leaf, Go %s.\n' "$now" "$row" "10 ms" >"$tmp/t.md"
 echo "$tmp/t.md | 10 ms | Go 1.19 runtime/proc.go forcePreemptNS" >"$tmp/facts.txt"
 out=$(fig "$tmp/t.md" 2>&1) || fail "a true figure failed: $out"
 "$py" - "$tmp/res/benchmarks.json" "$row" <<'PY'
@@ -97,11 +97,16 @@ moved=$(sed -n "s/.*'$now ns' is \([0-9]*\) ns in the results.*/\1/p" <<<"$out")
 [ -n "$moved" ] && [ "$moved" -ge $((now * 2 - 1)) ] && [ "$moved" -le $((now * 2 + 1)) ] ||
   fail "the moved figure is not named with its new value: $out"
 fig --write "$tmp/t.md" >/dev/null 2>&1 || true
-grep -q "Skynet: $moved ns<!-- fig" "$tmp/t.md" || fail "--write: $(cat "$tmp/t.md")"
+grep -q "Skynet: $moved ns <!-- fig" "$tmp/t.md" || fail "--write: $(cat "$tmp/t.md")"
 out=$(fig "$tmp/t.md" 2>&1) || fail "after --write: $out"
 : >"$tmp/facts.txt"
 if out=$(fig "$tmp/t.md" 2>&1); then fail "an unlisted fact passed: $out"; fi
 grep -q "'10 ms' has no source" <<<"$out" || fail "unlisted fact not named: $out"
+printf 'Skynet: %s ns<!-- fig time %s --> per leaf.\n' "$moved" "$row" >"$tmp/sp.md"
+if out=$(fig "$tmp/sp.md" 2>&1); then fail "a tag before a space passed: $out"; fi
+grep -q "a space that Doxygen drops" <<<"$out" || fail "spacing not named: $out"
+fig --write "$tmp/sp.md" >/dev/null 2>&1 || true
+grep -q "ns <!-- fig" "$tmp/sp.md" || fail "--write kept the spacing: $(cat "$tmp/sp.md")"
 printf 'x 1 ms<!-- fig speed %s -->\n' "$row" >"$tmp/bad.md"
 set +e; fig "$tmp/bad.md" >/dev/null 2>&1; st=$?; set -e
 [ "$st" = 2 ] || fail "a malformed tag gave status $st, not 2"

@@ -239,6 +239,18 @@ def check_file(path, results, facts, suites, write):
                 raise TagError(f"{path}:{n}: 'fig {tag.group('expr')}' "
                                "follows no number")
             covered.append((m.start(), m.end()))
+            after = plain[tag.end():tag.end() + 1]
+            if (after == "" or after.isspace()) and not \
+                    plain[tag.start() - 1:tag.start()].isspace():
+                # Doxygen drops the whitespace after a comment: "94 MB<!--
+                # fig -->  on" would read "94 MBon" on the site.
+                if write:
+                    edits.append((tag.start(), tag.start(), " "))
+                else:
+                    problems.append(
+                        f"{path}:{n}: the tag after '{m.group(0).rstrip()}' is "
+                        "followed by a space that Doxygen drops: put a space "
+                        "before the tag instead")
             unit = m.group("unit") or ""
             figure = m.group(0).rstrip()
             value, kind = results.value(tag.group("expr"))
@@ -255,6 +267,7 @@ def check_file(path, results, facts, suites, write):
                     f"{path}:{n}: '{figure}' is {want}{' ' + unit if unit else ''} "
                     f"in the results (fig {tag.group('expr')}): "
                     "./course docs --figures rewrites it")
+        edits.sort()
         for a, b, want in reversed(edits):
             new = new[:a] + want + new[b:]
         bare = COMMENT.sub(lambda c: " " * len(c.group(0)), plain)
