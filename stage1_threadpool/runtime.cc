@@ -1,4 +1,5 @@
-// Stage 1: the pool, its queue, and the life of a run (protocols 1, 2, 4).
+// Stage 1: the pool, its queue, the life of a run and its timers
+// (protocols 1, 2, 4 and 6).
 #include "stage1_threadpool/runtime.h"
 
 #include <string>

@@ -1,7 +1,7 @@
 // Stage 3's timers: a heap per P (Go 1.14, runtime/time.go). A goroutine's
 // timer, its sleep's included, goes into the heap of the P it runs on,
 // under that P's own lock; the M holding the P fires the due ones in
-// findRunnable (Go's checkTimers in schedule); an M looking for work fires
+// findRunnable (Go 1.19's checkTimers, there too); an M looking for work fires
 // other Ps' (steal_work's last round); the idle M on duty sleeps until the
 // earliest timer of all Ps. Stage 2 has one heap under the sched lock,
 // which every sleep and every firing takes.

@@ -100,5 +100,9 @@ struct Event {
   std::uint8_t reason = 0;  ///< kGoStop: StopReason; kSysmon: SysmonAction
   std::uint8_t wait = 0;    ///< kGoStop with kPark: the gmp::WaitReason
 };
+#if defined(__x86_64__)
+// tracer.h's memory figures (chunk and cap sizes) are for 56-byte events.
+static_assert(sizeof(Event) == 56, "an Event's size changed: update tracer.h");
+#endif
 
 }  // namespace gmp::trace

@@ -23,11 +23,12 @@
 /// into them has been joined (the runtime's run() calls it last), so the
 /// join is what publishes their contents.
 ///
-/// Memory: 48 bytes an event, in chunks of kChunkEvents (192 KiB), so an
-/// append never copies what is recorded (a growing vector would, and the
-/// copy would show in the trace as a long run on that M). A buffer stops at
-/// kMaxEvents (64 Mi events, 3 GiB: far past a course workload) and counts
-/// what it drops; the file reports the count.
+/// Memory: sizeof(Event) bytes an event (56 on x86-64), in chunks of
+/// kChunkEvents (224 KiB), so an append never copies what is recorded (a
+/// growing vector would, and the copy would show in the trace as a long
+/// run on that M). A buffer stops at kMaxEvents (64 Mi events, 3.5 GiB:
+/// far past a course workload) and counts what it drops; the file reports
+/// the count.
 ///
 /// Timestamps: ticks of the trace's Clock (clock.h: the CPU's counter
 /// where the kernel trusts it, turned into time when the file is written),

@@ -61,8 +61,9 @@ void siftdown(P& pp, std::size_t i);
 
 /// Go's addtimer (doaddtimer): t (kRemoved, when > 0) joins pp's heap,
 /// kWaiting; timer0_when follows the earliest. Throws std::logic_error
-/// ("addtimer called with initialized timer") if t is not kRemoved, or
-/// ("timer when must be positive") if when <= 0.
+/// ("addtimer called with initialized timer") if t is not kRemoved,
+/// ("timer when must be positive") if when <= 0, or ("timer period must be
+/// non-negative") if period < 0.
 void addtimer(P& pp, Timer& t);
 
 /// Go's deltimer: stops t. A kWaiting timer becomes kDeleted and stays in
