@@ -20,6 +20,10 @@ M* Runtime::stop_the_world(bool exiting) {
   if (exiting) exiting_.store(true, std::memory_order_seq_cst);
   M* m = getm();  // fresh: waiting for the lock may have moved us
   std::unique_lock lk(sched_);
+  // Cleared before any P is counted: the count can reach 0 here, in a
+  // later stage's stop_unattended_ps, whose stopped_for_world wakes the
+  // note (the last stop left it woken: a second wake-up would be fatal).
+  stopnote_.clear();
   gcwaiting_.store(true, std::memory_order_seq_cst);
   stopwait_ = gomaxprocs_.load(std::memory_order_relaxed);
   m->p->status.store(PStatus::kStopped, std::memory_order_relaxed);
@@ -31,7 +35,6 @@ M* Runtime::stop_the_world(bool exiting) {
   preemptall();
   stop_unattended_ps();
   bool wait = stopwait_ > 0;
-  stopnote_.clear();
   lk.unlock();
   // Go's wait: 100 us at a time, asking again each time. A goroutine that
   // started just as the stop began missed the first request (its new time

@@ -305,6 +305,37 @@ TEST(Stage5Test, AFastSyscallKeepsItsP) {
   EXPECT_LE(s.syscall_retakes, s.syscalls - s.syscalls_fast);
 }
 
+// Stops of the world in a loop (GOMAXPROCS changes) while one goroutine
+// goes in and out of a system call and another yields: a stop that finds
+// every other P in a call takes them all itself (stop_unattended_ps) and
+// counts the last one down to zero, right after a stop that had to wait
+// and left its note woken. Each stop must clear the note before it counts
+// (a second wake-up is fatal: it was, on most seeds, found by review).
+TEST(Stage5Test, StopsOfTheWorldRaceSystemCallsAndSpinners) {
+  Config c = one_p(Preempt::kCooperative);
+  c.procs = 2;
+  Runtime rt(c);
+  constexpr int kStops = 2000;
+  rt.run([&] {
+    std::atomic<bool> stop{false};
+    WaitGroup wg;
+    wg.add(2);
+    go([&] {  // in and out of a 100 us system call
+      while (!stop.load()) blocking([] { return ::usleep(100); });
+      wg.done();
+    });
+    go([&] {  // a plain spinner: stops that must wait for it
+      while (!stop.load()) yield();
+      wg.done();
+    });
+    for (int i = 0; i < kStops; ++i) gomaxprocs(i % 2 ? 2 : 3);
+    stop.store(true);
+    wg.wait();
+  });
+  EXPECT_EQ(rt.stats().stw_pauses, static_cast<std::uint64_t>(kStops));
+  EXPECT_GT(rt.stats().syscalls, 0u);
+}
+
 // A call that lasts: sysmon retakes its P, and the goroutine queued behind
 // it on the only P runs during the call (in stage 3 it would wait).
 TEST(Stage5Test, SysmonRetakesThePOfALongSyscall) {

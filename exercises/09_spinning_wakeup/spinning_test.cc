@@ -240,6 +240,74 @@ TEST(SpinningPool, NmspinningStaysInRangeAndReturnsToZero) {
   EXPECT_LE(worst_idle.load(), kWorkers);
 }
 
+// Two wakeps at once, round after round, with every worker idle: Go's wakep
+// claims the one spinning place with a compare-and-swap, so of two
+// submitters that both find nmspinning 0, one wakes a worker and the other
+// backs off. A load and then a store lets both through when they meet: two
+// workers wake spinning for a count of one, and when both stop spinning
+// nmspinning goes below zero. The kQueued hook lines the two submitters up
+// (each waits there for the other), so that their wakeps run together.
+TEST(SpinningPool, TwoWakepsAtOnceClaimOneSpinningPlace) {
+  const int kWorkers = 4, kRounds = 3000;
+  std::atomic<int> waiting{0};
+  std::atomic<int> released{0};
+  std::atomic<bool> below_zero{false};
+  std::atomic<Pool*> seen{nullptr};
+  Hooks hooks;
+  hooks.at = [&](Window w, int worker) {
+    if (Pool* p = seen.load(std::memory_order_acquire);
+        p != nullptr && p->nmspinning() < 0) {
+      below_zero.store(true);
+    }
+    if (w != Window::kQueued || worker != -1) return;
+    // A barrier for the two submitters: the second to arrive lets both go.
+    int gen = released.load();
+    if (waiting.fetch_add(1) == 1) {
+      waiting.store(0);
+      released.fetch_add(1);
+      return;
+    }
+    for (int spins = 0; released.load() == gen; ++spins) {
+      if (spins > 1000) std::this_thread::yield();
+    }
+  };
+  Pool pool(kWorkers, hooks);
+  seen.store(&pool, std::memory_order_release);
+  std::atomic<int> ran{0};
+  std::atomic<int> round{0};
+  std::atomic<bool> quit{false};
+  auto submitter = [&] {
+    for (int r = 1; r <= kRounds; ++r) {
+      while (round.load() < r) {
+        if (quit.load()) return;
+        std::this_thread::yield();
+      }
+      pool.inject([&ran] { ran.fetch_add(1); });
+    }
+  };
+  std::thread a(submitter), b(submitter);
+  for (int r = 1; r <= kRounds && !below_zero.load(); ++r) {
+    bool idle = eventually(
+        [&] { return pool.nmspinning() == 0 && pool.npidle() == kWorkers; },
+        kDeadline);
+    if (!idle) {
+      ADD_FAILURE() << "round " << r << ": nmspinning " << pool.nmspinning()
+                    << ", idle " << pool.npidle() << " of " << kWorkers;
+      break;
+    }
+    round.store(r);
+    if (!eventually([&] { return ran.load() == 2 * r; }, kDeadline)) {
+      ADD_FAILURE() << lost(pool, 2 * r - ran.load());
+      break;
+    }
+  }
+  quit.store(true);
+  a.join();
+  b.join();
+  EXPECT_FALSE(below_zero.load())
+      << "nmspinning went below zero: two wakeps both woke a spinner";
+}
+
 // ---- Conservative waking: none while a worker spins ------------------------
 
 // Go's wakep wakes nobody while an M spins: the spinner will find the work
