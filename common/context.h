@@ -147,7 +147,10 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
 
   /// Go's ctx.Done(): closed when the context is cancelled; null for
   /// background() (never ready in a select). Any thread; from a goroutine
-  /// it also keeps a deadline alive across runs (keep_deadline).
+  /// it also keeps a deadline alive across runs (keep_deadline), as every
+  /// receive from the channel does. The channel is the context's: keep the
+  /// context (a Ptr) as long as the pointer is used (Go's garbage collector
+  /// keeps it for `done := ctx.Done()`; C++ does not).
   DoneChan* done() noexcept {
     if (parent_ == nullptr) return nullptr;
     if (deadline_owner_ != nullptr) deadline_owner_->keep_deadline();

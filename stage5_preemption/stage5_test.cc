@@ -487,8 +487,11 @@ void ping_pong_hog(Preempt mode) {
 #endif
   // The slices are equal in time, not in CPU: a machine busy with other
   // processes can take the thread away for part of one slice and skew one
-  // measurement. Up to three; a scheduler without preemption fails every
-  // one (the light pair never runs, or runs one slice in many).
+  // measurement. Up to three; without preemption the first one does not
+  // end: main, which ends it, waits behind the hogs on the only P for good
+  // (Stage5Test.PreemptNoneNeverPreempts shows such a wait), and a
+  // preemption that lets the light pair run one slice in many fails all
+  // three.
   std::string tried;
   for (int attempt = 0; attempt < 3; ++attempt) {
     Stats st;

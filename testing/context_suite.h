@@ -353,11 +353,14 @@ TYPED_TEST_P(ContextSuite, ADoneChannelKeptFromAnEarlierRunClosesInALaterOne) {
     std::tie(other.ctx, other.cancel) = C::with_timeout(C::background(), d);
     for (Kept* k : {&root, &child, &other}) k->done = k->ctx->done();
   });
-  run_procs<Api>(1, 1, [&] {  // another runtime; done() is not called
+  // Outlives the run: the goroutine below may still send when main ends.
+  typename Api::template Chan<bool> closed(1);
+  // Two blocked at once (main, the receiver) while a deadline's timer
+  // function runs: on stage 1 each holds a thread.
+  run_procs<Api>(1, 2, [&] {  // another runtime; done() is not called
     auto guard = Api::Timer::after(std::chrono::seconds(30));
     EXPECT_EQ(select(recv_case(child.done), recv_case(guard.c())), 0);
     EXPECT_EQ(root.ctx->err(), ContextErr::kDeadlineExceeded);
-    typename Api::template Chan<bool> closed(1);
     Api::go([&] { closed.send(!other.done->recv().has_value()); });
     std::optional<bool> got;
     EXPECT_EQ(select(recv_case(&closed, got), recv_case(guard.c())), 0);

@@ -226,6 +226,114 @@ TEST(ThreadPool, ShutdownWakesEveryIdleWorker) {
   EXPECT_EQ(pool.queued(), 0u);
 }
 
+// A task submitted while the only worker sleeps wakes it, 300 times in a
+// row: the wake-up follows the task into the queue (notified after the
+// unlock, or under the lock). A notify that comes before the task is queued
+// can find the worker awake and the queue still empty: the worker sleeps
+// again, and the task waits for the next submit (a lost wake-up).
+TEST(ThreadPool, ATaskSubmittedWhileTheWorkerSleepsWakesIt) {
+  Watchdog dog("ATaskSubmittedWhileTheWorkerSleepsWakesIt", 60);
+  ManualClock clock;
+  ThreadPool pool(1, clock);
+  std::atomic<int> ran{0};
+  for (int i = 1; i <= 300; ++i) {
+    // Time for the worker to go back to sleep after the last task.
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    ASSERT_TRUE(pool.submit([&ran] { ran.fetch_add(1); }));
+    ASSERT_TRUE(eventually([&] { return ran.load() == i; }, 10))
+        << "task " << i << " was queued while the worker slept, and the "
+        << "worker never woke for it (" << pool.queued() << " queued)";
+  }
+}
+
+// An empty std::function is a task that throws (std::bad_function_call)
+// when called: it counts as failed, as pool.h says, and the worker goes on.
+TEST(ThreadPool, AnEmptyTaskCountsAsFailed) {
+  Watchdog dog("AnEmptyTaskCountsAsFailed", 30);
+  ManualClock clock;
+  std::atomic<int> ran{0};
+  ThreadPool pool(1, clock);
+  ASSERT_TRUE(pool.submit(std::function<void()>{}));
+  ASSERT_TRUE(pool.submit([&] { ran.fetch_add(1); }));
+  pool.shutdown();
+  EXPECT_EQ(pool.failed(), 1u) << "an empty task is a failed one";
+  EXPECT_EQ(ran.load(), 1);
+}
+
+// A clock for two submitters: once armed, its first two reads are 1 ms
+// and 2 ms, and the first reader is held until the second has submitted
+// (200 ms at most: a pool that reads the clock under its lock keeps the
+// second submitter out meanwhile, and the hold ends by itself). Other
+// reads say the time set().
+class TwoSubmittersClock final : public Clock {
+ public:
+  nanoseconds now() const override {
+    if (!armed_.load()) return nanoseconds(now_.load());
+    int n = reads_.fetch_add(1);
+    if (n == 0) {
+      first_waiting_.store(true);
+      std::unique_lock lk(mu_);
+      cv_.wait_for(lk, milliseconds(200), [this] { return released_; });
+      return milliseconds(1);
+    }
+    if (n == 1) return milliseconds(2);
+    return nanoseconds(now_.load());
+  }
+  void arm() { armed_.store(true); }
+  void release() {
+    {
+      std::lock_guard lk(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool first_waiting() const { return first_waiting_.load(); }
+  void set(nanoseconds t) { now_.store(t.count()); }
+
+ private:
+  std::atomic<bool> armed_{false};
+  mutable std::atomic<int> reads_{0};
+  mutable std::atomic<bool> first_waiting_{false};
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool released_ = false;  // guarded by mu_
+  std::atomic<std::int64_t> now_{0};
+};
+
+// The queue stays in the order of its stamps: submit() takes the time
+// under the lock it queues under. Taken before it, a submitter held
+// between the two (here by the clock) queues its earlier stamp behind a
+// later one, and starving(), which stops at the first task that has not
+// waited long enough, misses the task that has.
+TEST(ThreadPool, StampsFollowTheQueueOrderSoStarvingCountsEachTask) {
+  Watchdog dog("StampsFollowTheQueueOrderSoStarvingCountsEachTask", 30);
+  TwoSubmittersClock clock;
+  Gate gate;
+  std::atomic<bool> started{false};
+  ThreadPool pool(1, clock);
+  OpenOnExit opener{gate};
+  ASSERT_TRUE(pool.submit([&] {  // keeps the only worker: the rest queue
+    started = true;
+    gate.wait();
+  }));
+  ASSERT_TRUE(eventually([&] { return started.load(); }, 10));
+  clock.arm();
+  bool a_ok = false, b_ok = false;
+  std::thread a([&] { a_ok = pool.submit([] {}); });  // reads first: 1 ms
+  ASSERT_TRUE(eventually([&] { return clock.first_waiting(); }, 10));
+  std::thread b([&] {
+    b_ok = pool.submit([] {});  // reads second: 2 ms
+    clock.release();
+  });
+  b.join();
+  a.join();
+  ASSERT_TRUE(a_ok && b_ok);
+  clock.set(milliseconds(10));  // the first has waited 9 ms, the second 8
+  EXPECT_EQ(pool.starving(nanoseconds(8'500'000)), 1u)
+      << "the task stamped at 1 ms has waited longer than 8.5 ms";
+  EXPECT_EQ(pool.starving(milliseconds(7)), 2u);
+}
+
 TEST(ThreadPool, ThrowingTaskDoesNotKillItsWorker) {
   Watchdog dog("ThrowingTaskDoesNotKillItsWorker", 30);
   ManualClock clock;
