@@ -108,7 +108,8 @@ TEST(Note004Scenarios, S07_AnEmptyPTakesABatchFromTheGrq) {
 
 // Scenario 9: Ms that find no work spin for a while (looking at every
 // queue) before they park (the cap on their number, half the busy Ps, is
-// exercise 09's); an M's time spinning and its parks are counted. Four Ps,
+// schedule.cc's find_runnable; no test checks it); an M's time spinning and
+// its parks are counted. Four Ps,
 // one goroutine besides main: the M woken for it spins, and an M that
 // finds nothing parks.
 TEST(Note004Scenarios, S09_AnMWithNothingToDoSpinsThenParks) {
