@@ -1,7 +1,7 @@
 /// \file
 /// A test-only watch over stage 3's promise of work conservation: while a
 /// goroutine waits in a run queue, no P stays idle with no M looking for
-/// work. For the tests of stages 3-5 (testing/gmp_suite.h).
+/// work. For the tests of stages 3-5 (stage3_gmp/gmp_suite.h).
 ///
 /// ```unparsed
 /// A lost wake-up leaves the runtime in one recognisable state: a P idle,

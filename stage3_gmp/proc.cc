@@ -142,7 +142,7 @@ void Runtime::wakep_fenced() {
   if (nmspinning_.load(std::memory_order_seq_cst) != 0) return;
   if (npidle_.load(std::memory_order_seq_cst) == 0) {
     // Every P is held, but one of their Ms may be about to give its P up
-    // without having seen our work (Go issue 43997): ask it to spin
+    // without having seen our work (golang/go#45867): ask it to spin
     // instead (needspinning, checked by findRunnable before and after it
     // drops its P).
     // Raised already (it stays raised while every P is busy): the M that

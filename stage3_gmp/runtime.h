@@ -56,7 +56,7 @@
 ///      npidle again; an M about to give its P up (not spinning, so it
 ///      skips rule 2) checks needspinning before and after it puts the P
 ///      on the idle list, and spins instead if it is raised (Go 1.21's
-///      fix of a lost wake-up, Go issue 43997: without it, a goroutine
+///      fix of a lost wake-up, golang/go#45867: without it, a goroutine
 ///      queued while the last busy M was giving up its P waited until the
 ///      busy goroutine scheduled, forever if it spins on the queued one);
 /// and a spinning M that finds work calls wakep, so that another M spins
