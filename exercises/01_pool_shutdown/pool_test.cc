@@ -232,7 +232,7 @@ TEST(ThreadPool, ShutdownWakesEveryIdleWorker) {
 // can find the worker awake and the queue still empty: the worker sleeps
 // again, and the task waits for the next submit (a lost wake-up).
 TEST(ThreadPool, ATaskSubmittedWhileTheWorkerSleepsWakesIt) {
-  Watchdog dog("ATaskSubmittedWhileTheWorkerSleepsWakesIt", 60);
+  Watchdog dog("ATaskSubmittedWhileTheWorkerSleepsWakesIt", 30);
   ManualClock clock;
   ThreadPool pool(1, clock);
   std::atomic<int> ran{0};
