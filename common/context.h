@@ -30,8 +30,8 @@
 /// Only then does it record the reason, close the channels and unlock.
 ///
 /// A deadline outlives a run: the timer of a context made in one run of a
-/// runtime dies with that run (time.h), so a goroutine that asks for
-/// done(), or receives from it, while no timer is pending re-arms it in
+/// runtime dies with that run (time.h), so a goroutine that receives from
+/// done(), or asks err(), while no timer is pending re-arms it in
 /// its own runtime, or, if the deadline has passed, cancels the context
 /// itself (keep_deadline).
 ///
@@ -146,19 +146,18 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   }
 
   /// Go's ctx.Done(): closed when the context is cancelled; null for
-  /// background() (never ready in a select). Any thread; from a goroutine
-  /// it also keeps a deadline alive across runs (keep_deadline), as every
-  /// receive from the channel does. The channel is the context's: keep the
+  /// background() (never ready in a select). Any thread. Every receive
+  /// from the channel keeps a deadline alive across runs (keep_deadline,
+  /// through its ReceiveGuard). The channel is the context's: keep the
   /// context (a Ptr) as long as the pointer is used (Go's garbage collector
   /// keeps it for `done := ctx.Done()`; C++ does not).
   DoneChan* done() noexcept {
-    if (parent_ == nullptr) return nullptr;
-    if (deadline_owner_ != nullptr) deadline_owner_->keep_deadline();
-    return &done_;
+    return parent_ == nullptr ? nullptr : &done_;
   }
 
   /// Go's ctx.Err(): kNone until done() is closed, then why. Any thread;
-  /// as done(), it keeps a deadline alive across runs (keep_deadline): from
+  /// as a receive from done(), it keeps a deadline alive across runs
+  /// (keep_deadline): from
   /// a goroutine, a deadline that passed while no timer was pending (its
   /// run ended) cancels the context now. A plain thread cannot cancel: it
   /// is told kDeadlineExceeded once the deadline has passed, and done() is
@@ -206,8 +205,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   }
 
   // Every receive from done_ (recv, try_recv, select) keeps the deadline
-  // alive, as done() does: a goroutine that took done() in one run and
-  // waits on it in a later one sees it closed when the deadline passes.
+  // alive: a goroutine that took done() in one run and waits on it in a
+  // later one sees it closed when the deadline passes.
   void before_receive(G, const char*) const override {
     deadline_owner_->keep_deadline();
   }
@@ -381,8 +380,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   // it. A goroutine of another runtime waiting on done() makes the cancel
   // a UsageError that changed nothing; nobody called it, so the error is
   // said on stderr rather than thrown (it would end the program), and the
-  // deadline is kept: the next done() or err() from a goroutine of the
-  // waiters' runtime cancels
+  // deadline is kept: the next receive from done(), or err(), by a
+  // goroutine of the waiters' runtime cancels
   // (ContextSuite.ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept).
   void deadline_fired() noexcept {
     try {
@@ -426,7 +425,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
       arm_deadline();
     } catch (...) {
       // A plain thread, a waiter of another runtime (the cancel changed
-      // nothing), or no memory: the deadline is kept by the next done().
+      // nothing), or no memory: the deadline is kept by the next receive.
     }
   }
 

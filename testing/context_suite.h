@@ -299,8 +299,8 @@ TYPED_TEST_P(ContextSuite, CancelFromAnotherRuntimeChangesNothing) {
 
 // A context whose deadline timer died with its run (the runtime's timers
 // end with run()) keeps its deadline in a later run, of another runtime
-// or of the same one: done() re-arms it there, or cancels at once if the
-// deadline has passed.
+// or of the same one: a receive from done() re-arms it there, or cancels
+// at once if the deadline has passed.
 TYPED_TEST_P(ContextSuite, DeadlinesOutliveTheirRun) {
   using Api = TypeParam;
   using C = typename TestFixture::Context;

@@ -58,7 +58,6 @@ UNIT = (r"(?:ns|us|µs|ms|s|sec|seconds?|minutes?|min|hours?|KiB|MiB|GiB|KB|MB|"
         r"GB|kB|bytes?|B|%|x|times|cycles|instructions)")
 FIGURE = re.compile(r"(?<![\w.\-/])(?P<num>\d[\d,]*(?:\.\d+)?)"
                     r"(?P<sep>\s?)(?P<unit>" + UNIT + r"(?:/s)?)(?![\w])")
-TAG = re.compile(r"\s*<!--\s*fig\s+(?P<expr>[^>]*?)\s*-->")
 ANY_TAG = re.compile(r"<!--\s*fig\s+(?P<expr>[^>]*?)\s*-->")
 COMMENT = re.compile(r"<!--.*?-->")
 # The figure a tag follows: a number, with or without a unit (a counter
