@@ -1019,8 +1019,8 @@ TEST(Stage5Test, StressPreemptionInsideTheRuntimesMoves) {
         for (int i = 0; i < kChans; ++i) {
           chans.push_back(std::make_unique<Chan<HeavyMove>>(4));
         }
-        WaitGroup wg;
-        wg.add(kGoroutines);
+        WaitGroup wg;  // the selectors and the closers: chans outlives all
+        wg.add(kGoroutines + kChans);
         for (int i = 0; i < kGoroutines; ++i) {
           Chan<HeavyMove>* a = chans[i % kChans].get();
           Chan<HeavyMove>* b = chans[(i * 7 + 3) % kChans].get();
@@ -1035,7 +1035,10 @@ TEST(Stage5Test, StressPreemptionInsideTheRuntimesMoves) {
           });
           if (i % 1250 == 1249) {
             Chan<HeavyMove>* closing = chans[i / 1250].get();
-            go([closing] { closing->close(); });
+            go([closing, &wg] {
+              closing->close();
+              wg.done();
+            });
           }
         }
         wg.wait();
