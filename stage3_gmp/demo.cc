@@ -1,12 +1,15 @@
 // Stage 3 demo: Ps with local queues, seen working.
 //
 //   1. The notes' work-stealing scenario: one P holds all the work, the
-//      others are idle; printed as they steal and the load evens out.
+//      others are idle; the queues are printed as the others take it (from
+//      the GRQ, where the full queue overflows, then by stealing) and the
+//      load evens out, until every queue is empty.
 //   2. Stage 2 and stage 3 on the same workloads, side by side, with the
 //      counters that explain the difference (global lock, steals, runnext).
 //
 // Usage: demo [--procs=N] [--quick]   (part 1 on N Ps, default 4; --quick:
 //        smaller workloads, as the demo's test runs it)
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -26,37 +29,74 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// The per-P queue lengths of a schedtrace summary line: "[12 0 3 0]".
+// The queues of a schedtrace summary line: "GRQ 12, P queues [12 0 3 0]".
 std::string queues(const gmp::stage3::Runtime& rt) {
   std::string line = rt.schedtrace(false);
+  auto grq = line.find("runqueue=");
   auto open = line.rfind('['), close = line.rfind(']');
-  return open == std::string::npos ? line : line.substr(open, close - open + 1);
+  if (grq == std::string::npos || open == std::string::npos) return line;
+  grq += std::strlen("runqueue=");
+  return "GRQ " + line.substr(grq, line.find(' ', grq) - grq) +
+         ", P queues " + line.substr(open, close - open + 1);
 }
 
-// Part 1: 400 goroutines of ~1 ms of work each, all made by main on its
-// own P. A plain thread samples the queues every 2 ms.
+// True when the line from queues() shows no goroutine waiting anywhere.
+bool all_empty(const std::string& q) {
+  return q.find_first_of("123456789") == std::string::npos;
+}
+
+constexpr int kStealWork = 400;     // goroutines made by main
+constexpr int kWorkUs = 1000;       // CPU each one spins for, in us
+constexpr int kSampleEveryMs = 10;  // the sampler's period
+
+// A plain thread prints the queues about every kSampleEveryMs (it wakes
+// late when the goroutines hold every core), a line when they changed,
+// from the first goroutine queued until every queue is empty again (or the
+// run is over).
+void sample_queues(const gmp::stage3::Runtime& rt, Clock::time_point start,
+                   const std::atomic<bool>& done) {
+  std::string last;
+  bool seen_work = false;
+  for (;;) {
+    bool over = done.load();  // before the queues: over means all are empty
+    std::string q = queues(rt);
+    if (!all_empty(q)) {
+      seen_work = true;
+      if (q != last) std::printf("   %6.1f ms  %s\n", ms_since(start), q.c_str());
+      last = q;
+    } else if (seen_work || over) {
+      std::printf("   %6.1f ms  every queue empty: %s\n", ms_since(start),
+                  over ? "the run is over" : "the last goroutines run");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kSampleEveryMs));
+  }
+}
+
+// Part 1: kStealWork goroutines of kWorkUs of CPU each (no scheduling
+// point inside), all made by main on its own P; the other Ps steal.
 void work_stealing(int procs) {
   using namespace gmp::stage3;
-  std::printf("1. Work stealing: %d goroutines made on one P, %d Ps in all\n",
-              400, procs);
-  std::printf("   per-P run queue lengths (runnext not counted), every 2 ms:\n");
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const double cpu_ms = kStealWork * kWorkUs / 1000.0;
+  const int usable = std::min<int>(procs, static_cast<int>(cores));
+  std::printf("1. One P makes all the work: main makes %d goroutines on its "
+              "P, %d Ps in all.\n   Each spins %d us of CPU, %.0f ms in all: ideally "
+              "%.0f ms on %d Ps (%u cores here: %.0f ms at best).\n",
+              kStealWork, procs, kWorkUs, cpu_ms, cpu_ms / procs, procs,
+              cores, cpu_ms / usable);
+  std::printf("   Queue lengths (runnext not counted), sampled about every "
+              "%d ms:\n", kSampleEveryMs);
   Runtime rt(Config{.procs = procs, .debug = ""});
   std::atomic<bool> done{false};
   auto start = Clock::now();
-  std::thread sampler([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    for (int i = 0; !done.load() && i < 12; ++i) {
-      std::printf("   %5.1f ms  P queues %s\n", ms_since(start),
-                  queues(rt).c_str());
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  });
+  std::thread sampler([&] { sample_queues(rt, start, done); });
   rt.run([&] {
     WaitGroup wg;
-    wg.add(400);
-    for (int i = 0; i < 400; ++i) {
+    wg.add(kStealWork);
+    for (int i = 0; i < kStealWork; ++i) {
       go([&] {
-        auto until = Clock::now() + std::chrono::microseconds(1000);
+        auto until = Clock::now() + std::chrono::microseconds(kWorkUs);
         while (Clock::now() < until) {
         }
         wg.done();
@@ -67,12 +107,17 @@ void work_stealing(int procs) {
   done.store(true);
   sampler.join();
   Stats s = rt.stats();
-  std::printf("   done in %.0f ms: %llu steals moved %llu goroutines "
-              "(%llu victims tried); the GRQ gave %llu\n\n",
-              ms_since(start), (unsigned long long)s.steals,
-              (unsigned long long)s.stolen,
+  std::printf("   done in %.0f ms (ideal %.0f ms on %d cores)\n"
+              "   %llu steals moved %llu goroutines (%llu victims tried);\n"
+              "   full local queues overflowed %llu times (half of one to "
+              "the GRQ each time);\n   the GRQ gave %llu goroutines (main "
+              "among them) in %llu batches\n\n",
+              ms_since(start), cpu_ms / usable, usable,
+              (unsigned long long)s.steals, (unsigned long long)s.stolen,
               (unsigned long long)s.steal_attempts,
-              (unsigned long long)s.grq_goroutines);
+              (unsigned long long)s.runq_overflows,
+              (unsigned long long)s.grq_goroutines,
+              (unsigned long long)s.grq_takes);
 }
 
 // Part 2: the same workload on both stages, with each one's counters.
@@ -136,8 +181,8 @@ void side_by_side() {
                 (unsigned long long)s3.runnext_hits);
   }
   std::printf("   Stage 3 takes the global lock for a few goroutines in a "
-              "hundred (overflow,\n   fairness, idle Ms), not three times "
-              "for each one.\n");
+              "hundred (overflow,\n   fairness, idle Ms); stage 2 for each "
+              "one, several times (lock/gor).\n");
 }
 
 }  // namespace

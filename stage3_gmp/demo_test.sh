@@ -7,7 +7,11 @@ printf '%s\n' "$out"
 expect() {
   grep -qE -- "$1" <<<"$out" || { echo "demo_test: missing: $1" >&2; exit 1; }
 }
-expect "Work stealing: 400 goroutines made on one P, 2 Ps in all"
-expect "P queues \[[0-9]+ [0-9]+\]"
+expect "One P makes all the work: main makes 400 goroutines on its P, 2 Ps in all"
+expect "Each spins 1000 us of CPU, 400 ms in all: ideally 200 ms on 2 Ps"
+expect "GRQ [0-9]+, P queues \[[0-9]+ [0-9]+\]"
+expect "every queue empty"
 expect "[0-9]+ steals moved [0-9]+ goroutines"
+expect "full local queues overflowed [0-9]+ times"
+expect "the GRQ gave [0-9]+ goroutines"
 expect "Spawn storm"

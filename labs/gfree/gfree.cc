@@ -5,23 +5,21 @@
 // P's list, owner M only), Runtime::gfree_ and ngfree_ (the global list,
 // gfree_lock_ held; ngfree_ may be peeked without it), G::schedlink.
 #include <mutex>
-#include <stdexcept>
 
+#include "common/check.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
 
 G* Runtime::gfget(P* pp) {
   (void)pp;
-  throw std::logic_error(
-      "not written yet: Runtime::gfget (labs/gfree/gfree.cc)");
+  fatal("not written yet: Runtime::gfget (labs/gfree/gfree.cc)");
 }
 
 void Runtime::gfput(P* pp, G* gp) {
   (void)pp;
   (void)gp;
-  throw std::logic_error(
-      "not written yet: Runtime::gfput (labs/gfree/gfree.cc)");
+  fatal("not written yet: Runtime::gfput (labs/gfree/gfree.cc)");
 }
 
 }  // namespace gmp::stage3

@@ -7,44 +7,39 @@
 // gomaxprocs_, pp->runq.owner(), stats_.max_queue_len, and PCounters (see
 // stage3_gmp/grq.cc's reference only after you are done).
 #include <mutex>
-#include <stdexcept>
 
+#include "common/check.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
 
 void Runtime::globrunqput(G* gp) {
   (void)gp;
-  throw std::logic_error(
-      "not written yet: Runtime::globrunqput (labs/grq/grq.cc)");
+  fatal("not written yet: Runtime::globrunqput (labs/grq/grq.cc)");
 }
 
 void Runtime::globrunqputhead(G* gp) {
   (void)gp;
-  throw std::logic_error(
-      "not written yet: Runtime::globrunqputhead (labs/grq/grq.cc)");
+  fatal("not written yet: Runtime::globrunqputhead (labs/grq/grq.cc)");
 }
 
 void Runtime::link_batch(G* const* gs, std::uint32_t n) noexcept {
   (void)gs;
   (void)n;
-  throw std::logic_error(
-      "not written yet: Runtime::link_batch (labs/grq/grq.cc)");
+  fatal("not written yet: Runtime::link_batch (labs/grq/grq.cc)");
 }
 
 void Runtime::globrunqputbatch(G* head, G* tail, std::uint32_t n) {
   (void)head;
   (void)tail;
   (void)n;
-  throw std::logic_error(
-      "not written yet: Runtime::globrunqputbatch (labs/grq/grq.cc)");
+  fatal("not written yet: Runtime::globrunqputbatch (labs/grq/grq.cc)");
 }
 
 G* Runtime::globrunqget(P* pp, std::uint32_t max) {
   (void)pp;
   (void)max;
-  throw std::logic_error(
-      "not written yet: Runtime::globrunqget (labs/grq/grq.cc)");
+  fatal("not written yet: Runtime::globrunqget (labs/grq/grq.cc)");
 }
 
 }  // namespace gmp::stage3

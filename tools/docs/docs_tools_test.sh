@@ -111,4 +111,27 @@ printf 'x 1 ms<!-- fig speed %s -->\n' "$row" >"$tmp/bad.md"
 set +e; fig "$tmp/bad.md" >/dev/null 2>&1; st=$?; set -e
 [ "$st" = 2 ] || fail "a malformed tag gave status $st, not 2"
 
+# file_refs.py: every named repository file exists (a tree, not git).
+refs() { "$py" "$dir/file_refs.py" "$@"; }
+mkdir -p "$tmp/repo/docs/course" "$tmp/repo/labs/runq" "$tmp/repo/third_party"
+: >"$tmp/repo/docs/course/glossary.md"
+cat >"$tmp/repo/labs/runq/runq.h" <<'EOF'
+#include "labs/runq/absent.h"
+// See docs/course/glossary.md, ../../docs/course/glossary.md, glossary.md,
+// Go's proc.go, gtest/gtest.h and tmp/t.json (no such top-level folder).
+EOF
+# (The absent names are cut in two here, so this file names none itself.)
+style="STYLE"".md" notes="docs/course/notes"".md" gone="../runq/gone"".md"
+printf '%s %s\n' "third_party/none"".md" "$style" >"$tmp/repo/third_party/x.md"
+out=$(refs "$tmp/repo") || fail "sound names failed: $out"
+printf 'Follow %s and %s, or %s.\n' "$style" "$notes" "$gone" \
+  >"$tmp/repo/labs/runq/README.md"
+if out=$(refs "$tmp/repo" 2>&1); then fail "missing files passed: $out"; fi
+for want in "labs/runq/README.md:1: $style: no such file" \
+            "labs/runq/README.md:1: $notes: no such file" \
+            "labs/runq/README.md:1: $gone: no such file" \
+            "3 named files do not exist"; do
+  grep -q -- "$want" <<<"$out" || fail "file_refs missed: $want in: $out"
+done
+
 echo "docs_tools_test: ok"

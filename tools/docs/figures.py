@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks (and rewrites) every measured figure and cited test in the text.
 
-Usage: figures.py [--write] [--results DIR] [--facts FILE] [FILE.md ...]
+Usage: figures.py [--write] [--results DIR] [--facts FILE] [MARKDOWN_FILE ...]
 
 The text is every Markdown file in git (docs/, the READMEs, the exercise
 statements) but the site's output and the files a tool generates whole
