@@ -61,6 +61,20 @@ expect_error "lab with an unknown option" "unknown option '--bogus'" \
   "$COURSE" lab gfree --bogus
 expect_error "demo of an unknown stage" "which stage" \
   "$COURSE" demo stage9
+expect_error "read of an unknown chapter" "no chapter 'bogus'" \
+  "$COURSE" read bogus
+expect_error "read of two chapters" "one chapter at a time" \
+  "$COURSE" read stage1 stage2
+
+# Every chapter reads in a terminal with what the site pulls in resolved:
+# no Doxygen command left, no snippet or table missing.
+for chapter in $("$COURSE" read | awk 'NR > 1 { print $1 }'); do
+  text=$("$COURSE" read "$chapter" 2>&1) || { fail "read $chapter: $text"; continue; }
+  left=$(grep -nE '^\s*[@\\](snippet|include|htmlinclude|dotfile|image|ref|tableofcontents)\b|@ref |\{#|not found in|no generated table' <<<"$text" | head -n 3 || true)
+  if [ -n "$left" ]; then fail "read $chapter left: $left"; else printf 'cli check: ok: read %s\n' "$chapter"; fi
+done
+grep -q "void Runtime::runqput" <<<"$("$COURSE" read stage3)" ||
+  fail "read stage3: the runqput snippet is not in place"
 
 [ "$failures" -eq 0 ] || { printf 'cli check: %d failed\n' "$failures" >&2; exit 1; }
 printf 'cli check: all passed\n'
