@@ -61,6 +61,8 @@ expect_error "lab with an unknown option" "unknown option '--bogus'" \
   "$COURSE" lab gfree --bogus
 expect_error "demo of an unknown stage" "which stage" \
   "$COURSE" demo stage9
+expect_error "demo --publish with arguments" "no other arguments" \
+  "$COURSE" demo stage1 --publish --threads=4
 expect_error "read of an unknown chapter" "no chapter 'bogus'" \
   "$COURSE" read bogus
 expect_error "read of two chapters" "one chapter at a time" \
