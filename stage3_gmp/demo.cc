@@ -1,8 +1,7 @@
 // Stage 3 demo: Ps with local queues, seen working.
 //
-//   1. The notes' (docs/course/notes.md) work-stealing scenario: one P holds
-//      all the work, the others are idle; printed as they steal and the load
-//      evens out.
+//   1. The notes' work-stealing scenario: one P holds all the work, the
+//      others are idle; printed as they steal and the load evens out.
 //   2. Stage 2 and stage 3 on the same workloads, side by side, with the
 //      counters that explain the difference (global lock, steals, runnext).
 //
