@@ -5,11 +5,12 @@
 /// ```unparsed
 /// The thread pool
 /// ===============
-/// The notes start where everyone starts: "give each ready goroutine a free
-/// thread". A Runtime owns `procs` OS threads (workers) and one queue of
-/// goroutines waiting for a worker. go(f) appends f to the queue; a free
-/// worker takes the oldest and runs it to the end. That is all the
-/// scheduling there is: a goroutine never leaves its thread until it returns.
+/// The notes (docs/course/notes.md, note 000) start where everyone starts:
+/// "give each ready goroutine a free thread". A Runtime owns `procs` OS threads
+/// (workers) and one queue of goroutines waiting for a worker. go(f) appends f
+/// to the queue; a free worker takes the oldest and runs it to the end. That is
+/// all the scheduling there is: a goroutine never leaves its thread until it
+/// returns.
 ///
 /// Everything a goroutine does, it does with a whole OS thread:
 ///   - a goroutine that blocks (Chan::recv, Mutex::lock, WaitGroup::wait,

@@ -40,9 +40,9 @@ Config procs(int n) {
   return c;
 }
 
-// The notes' stage 1 problem: main waits for a consumer, the consumer waits
-// for a producer, and the producer waits in the queue behind both of them
-// for a worker that will never be free.
+// The notes' (docs/course/notes.md) stage 1 problem: main waits for a consumer,
+// the consumer waits for a producer, and the producer waits in the queue behind
+// both of them for a worker that will never be free.
 void consumer_waits_for_a_queued_producer(Runtime& rt) {
   rt.run([&] {
     Chan<int> ch;

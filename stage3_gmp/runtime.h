@@ -23,9 +23,10 @@
 ///   - the runnext goroutine inherits the current time slice.
 ///
 /// Where an M looks for work (findRunnable, in note 000's order, which is
-/// Go's; the notes disagree here: note 002 has no fairness step, note 003
-/// looks at the GRQ only on the 61st tick, note 004 steals before the
-/// network poller and looks at the GRQ last again):
+/// Go's; the notes disagree here, as docs/course/notes.md shows side by
+/// side: note 002 has no fairness step, note 003 looks at the GRQ only on
+/// the 61st tick, note 004 steals before the network poller and looks at
+/// the GRQ last again):
 ///   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
 ///      without it, goroutines that keep the local queue busy, yielding,
 ///      would keep the GRQ waiting forever). It does not help against two

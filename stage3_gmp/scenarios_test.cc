@@ -1,8 +1,8 @@
 // Note 004's eleven scenarios of the G-M-P model, one test each where
-// stage 3 shows it (docs/course/reading.md lists them all, with the tests
-// of scenarios 8, 10 and 11, which live beside the code they exercise:
-// stage3_test.cc, stage4_syscalls/stage4_test.cc). Each test checks the
-// counters the scenario predicts, not timing.
+// stage 3 shows it (docs/course/notes.md, under note 004, lists them all,
+// with the tests of scenarios 8, 10 and 11, which live beside the code they
+// exercise: stage3_test.cc, stage4_syscalls/stage4_test.cc). Each test
+// checks the counters the scenario predicts, not timing.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -2,9 +2,9 @@
 //
 //   1. An echo server with thousands of connections on GOMAXPROCS threads,
 //      against stage 1's thread per connection (demo_echo.cc).
-//   2. The notes' hand-off picture: a goroutine blocked in a system call
-//      while the others keep running on its former P, printed as it
-//      happens; then 8 goroutines in 200 ms calls on 1 P, stage 3 vs 4.
+//   2. The notes' (docs/course/notes.md) hand-off picture: a goroutine blocked
+//      in a system call while the others keep running on its former P, printed
+//      as it happens; then 8 goroutines in 200 ms calls on 1 P, stage 3 vs 4.
 //   3. What is still wrong: every blocking call hands its P off, even a
 //      quick one; and a goroutine that never calls the runtime keeps its P.
 //

@@ -10,7 +10,7 @@
 /// A goroutine that calls read() on a socket instead blocks its M in the
 /// kernel, and with the M its P: with GOMAXPROCS = 2, two goroutines waiting
 /// for their clients stop the whole program. Stage 4 gives the two answers
-/// of the notes and of Go.
+/// of the notes (docs/course/notes.md) and of Go.
 ///
 /// 1. The network poller (netpoll.h): sockets and pipes are non-blocking,
 ///    and registered once with epoll, edge-triggered. A goroutine whose

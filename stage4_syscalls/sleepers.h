@@ -1,9 +1,9 @@
 /// \file
-/// The notes' hand-off workload, shared by the stage 4 demo and the
-/// benchmarks: 8 goroutines each in a 200 ms blocking call on 1 P, while one
-/// more goroutine counts. Where the call holds its P (stage 3: nothing tells
-/// the runtime), they run one after another: 1.6 s. Where the P is handed
-/// off (stage 4's blocking()), they overlap: 200 ms.
+/// The notes' (docs/course/notes.md) hand-off workload, shared by the stage 4
+/// demo and the benchmarks: 8 goroutines each in a 200 ms blocking call on 1 P,
+/// while one more goroutine counts. Where the call holds its P (stage 3:
+/// nothing tells the runtime), they run one after another: 1.6 s. Where the P
+/// is handed off (stage 4's blocking()), they overlap: 200 ms.
 #pragma once
 
 #include <unistd.h>

@@ -45,11 +45,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// The notes' hand-off picture: with one P, goroutines blocked in system
-// calls do not stop the others. A counter goroutine keeps counting while
-// four goroutines sleep in the kernel, and they all overlap: each stays in
-// its call until all four are in theirs, which happens only if each
-// hand-off let the next goroutine run (it gives up after 10 s).
+// The notes' (docs/course/notes.md) hand-off picture: with one P, goroutines
+// blocked in system calls do not stop the others. A counter goroutine keeps
+// counting while four goroutines sleep in the kernel, and they all overlap:
+// each stays in its call until all four are in theirs, which happens only if
+// each hand-off let the next goroutine run (it gives up after 10 s).
 TEST(Stage4Test, BlockingCallsHandTheirPOff) {
   Runtime rt(procs(1));
   std::atomic<int> in_call{0}, max_in_call{0};

@@ -1,11 +1,12 @@
 // Stage 5 demo: sysmon, cooperative and asynchronous preemption, and where
 // each one fails.
 //
-//   1. The notes' Go 1.13 program: GOMAXPROCS=1, a goroutine spinning on
-//      `u -= 2` (no function call), main sleeping 5 ms. It hangs without
-//      preemption and with cooperative preemption alike: the loop has no
-//      safe point. The preemption signal (Go 1.14's answer) stops it. Each
-//      case runs in a child process killed after 1 s.
+//   1. The notes' Go 1.13 program (note 001, docs/course/notes.md):
+//      GOMAXPROCS=1, a goroutine spinning on `u -= 2` (no function call), main
+//      sleeping 5 ms. It hangs without preemption and with cooperative
+//      preemption alike: the loop has no safe point. The preemption signal (Go
+//      1.14's answer) stops it. Each case runs in a child process killed after
+//      1 s.
 //   2. The same loop with a function call in it: cooperative preemption
 //      stops it after a time slice.
 //   3. How long a 1 ms sleeper waits behind a 100 ms loop on 1 P, per mode

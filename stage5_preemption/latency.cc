@@ -5,7 +5,7 @@ namespace gmp::stage5 {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-volatile long u = 0;  // the notes' variable
+volatile long u = 0;  // the notes' variable (note 001, docs/course/notes.md)
 
 __attribute__((noinline)) void step() { u = u - 2; }  // a safe point
 }  // namespace

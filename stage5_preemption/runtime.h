@@ -42,9 +42,9 @@
 /// GCC's -finstrument-functions: each instrumented function starts with a
 /// call to __cyg_profile_func_enter, which checks the P's flag
 /// (preempt.cc). A preempted goroutine goes to the GRQ, as the notes say
-/// (Go's gopreempt_m), and the P runs another. Exactly as in Go 1.13, a
-/// loop without function calls is never preempted: the notes' example
-/// (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main sleeping 5 ms)
+/// (docs/course/notes.md; Go's gopreempt_m), and the P runs another. Exactly as
+/// in Go 1.13, a loop without function calls is never preempted: the notes'
+/// example (GOMAXPROCS=1, a goroutine spinning on `u -= 2`, main sleeping 5 ms)
 /// hangs, which the demo shows with a timeout. So is a loop whose calls all
 /// go to uninstrumented code (new and delete, libc).
 ///

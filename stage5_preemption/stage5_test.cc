@@ -170,9 +170,9 @@ TEST(Stage5Test, GoNeverLosesItsMToPreemption) {
   }
 }
 
-// The notes' Go 1.13 example, bounded: a loop without function calls keeps
-// the P for all its 200 ms, although sysmon asks it to yield; main's 1 ms
-// sleep only ends after it.
+// The notes' Go 1.13 example (note 001, docs/course/notes.md), bounded: a loop
+// without function calls keeps the P for all its 200 ms, although sysmon asks
+// it to yield; main's 1 ms sleep only ends after it.
 TEST(Stage5Test, ALoopWithoutCallsIsNotPreemptedCooperatively) {
   Runtime rt(one_p(Preempt::kCooperative));
   EXPECT_TRUE(loop_done_when_main_woke(rt, milliseconds(200), false));

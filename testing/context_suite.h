@@ -155,8 +155,9 @@ TYPED_TEST_P(ContextSuite, CancelBeforeTheDeadlineStopsTheTimer) {
   });
 }
 
-// Note 003's loop: select on ctx.done() and a ticker, until the context's
-// deadline ends it. Many goroutines waiting on one done() all wake.
+// Note 003's (docs/course/notes.md) loop: select on ctx.done() and a ticker,
+// until the context's deadline ends it. Many goroutines waiting on one done()
+// all wake.
 TYPED_TEST_P(ContextSuite, SelectOnDoneAndATicker) {
   using ms = typename TestFixture::ms;
   run_procs<TypeParam>(2, 9, [] {

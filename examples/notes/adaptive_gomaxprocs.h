@@ -1,6 +1,6 @@
 /// \file
-/// Note 003's adaptiveGOMAXPROCS, for the stages with a GOMAXPROCS that
-/// changes at run time (3-5):
+/// Note 003's adaptiveGOMAXPROCS (docs/course/notes.md), for the stages with a
+/// GOMAXPROCS that changes at run time (3-5):
 ///
 /// ```unparsed
 /// func adaptiveGOMAXPROCS(ctx context.Context) {

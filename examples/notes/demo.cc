@@ -1,4 +1,5 @@
-// The notes' programs, runnable: `./course demo notes [PROGRAM]`.
+// The notes' programs, runnable: `./course demo notes [PROGRAM]`. The
+// notes themselves are told in docs/course/notes.md.
 //
 //   tight-loop     note 001: a loop without calls and <-time.After(5ms) on
 //                  one P, on every stage, each in a process of its own

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The notes' demo: what each program prints, not how fast.
+# The notes' demo: what each program prints, not how fast. (The notes:
+# docs/course/notes.md.)
 set -euo pipefail
 out=$("$1")
 printf '%s\n' "$out"

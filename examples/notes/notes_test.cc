@@ -1,9 +1,9 @@
-// The notes' programs (examples/notes/) behave as the notes say. Note
-// 001's program ends wherever a P is free for main: on stage 5 with one P
-// (the loop is preempted), on every stage with two, and on stage 1 with one
-// thread (main keeps it; the loop starts after). Its being stuck on stages
-// 2-4 with one P is what the demo shows, in processes it kills
-// (demo_test.sh): a test cannot undo it. Note 003's adaptiveGOMAXPROCS
+// The notes' programs (examples/notes/) behave as the notes say
+// (docs/course/notes.md tells the notes). Note 001's program ends wherever
+// a P is free for main: on stage 5 with one P (the loop is preempted), on
+// every stage with two, and on stage 1 with one thread (main keeps it; the
+// loop starts after). Its being stuck on stages 2-4 with one P is what the
+// demo shows, in processes it kills (demo_test.sh): a test cannot undo it. Note 003's adaptiveGOMAXPROCS
 // moves GOMAXPROCS as its usage readings say, and returns with its context.
 #include <gtest/gtest.h>
 

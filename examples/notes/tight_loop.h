@@ -1,6 +1,6 @@
 /// \file
-/// Note 001's program, for any stage (examples/notes/demo.cc runs it on
-/// every one, each in a process of its own):
+/// Note 001's program (docs/course/notes.md), for any stage
+/// (examples/notes/demo.cc runs it on every one, each in a process of its own):
 ///
 /// ```unparsed
 /// func main() {

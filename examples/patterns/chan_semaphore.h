@@ -1,7 +1,7 @@
 /// \file
 /// A buffered channel as a semaphore (the notes' simplest pattern, no
-/// library needed): the buffer's capacity is the limit; a send takes a slot,
-/// a receive gives it back.
+/// library needed; note 003 in docs/course/notes.md): the buffer's capacity is
+/// the limit; a send takes a slot, a receive gives it back.
 #pragma once
 
 #include <atomic>

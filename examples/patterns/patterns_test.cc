@@ -271,9 +271,10 @@ TYPED_TEST(PatternsTest, ChanSemaphoreErrors) {
   });
 }
 
-// The notes' "context through select" for the channel semaphore: a full
-// semaphore times out (acquire_for) or gives up with its context, taking
-// nothing; a free one is taken at once, even with a done timer pending.
+// Note 003's (docs/course/notes.md) "context through select" for the channel
+// semaphore: a full semaphore times out (acquire_for) or gives up with its
+// context, taking nothing; a free one is taken at once, even with a done timer
+// pending.
 TYPED_TEST(PatternsTest, ChanSemaphoreGivesUpOnATimeoutOrAContext) {
   using Api = TypeParam;
   using Ctx = typename Api::Context;

@@ -1,8 +1,8 @@
 /// \file
-/// The notes' anti-pattern "too many goroutines" next to its cure. Both
-/// functions sum f(i) over i in [0, n): one starts a goroutine per item,
-/// the other hands the items to GOMAXPROCS workers. Goroutines are cheap,
-/// not free: each costs a G, a trip through the run queues and, while it
+/// Note 003's (docs/course/notes.md) anti-pattern "too many goroutines" next to
+/// its cure. Both functions sum f(i) over i in [0, n): one starts a goroutine
+/// per item, the other hands the items to GOMAXPROCS workers. Goroutines are
+/// cheap, not free: each costs a G, a trip through the run queues and, while it
 /// runs, a stack (the course maps at least one page per goroutine, Go
 /// 2 KiB; on stage 2 a queued goroutine holds its stack from its go(), from
 /// stage 3 it gets one at its first run), and a million runnable goroutines

@@ -1,7 +1,8 @@
 /// \file
 /// A weighted semaphore (Go's golang.org/x/sync/semaphore.Weighted, the
-/// notes' "Semaphore" pattern): goroutines are created freely, but the
-/// operations they run are limited to a total weight at once.
+/// notes' "Semaphore" pattern, note 003 in docs/course/notes.md): goroutines
+/// are created freely, but the operations they run are limited to a total
+/// weight at once.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 /// \file
-/// The worker pool (the notes' "Worker Pool" pattern): a fixed number of
-/// goroutines take jobs from one channel and send results to another.
+/// The worker pool (the notes' "Worker Pool" pattern, note 003 in
+/// docs/course/notes.md): a fixed number of goroutines take jobs from one
+/// channel and send results to another.
 ///
 /// ```
 ///                jobs channel

@@ -16,7 +16,8 @@ number with a unit of time, size, rate or ratio is one of:
   with the precision it had: a republish updates the text, or, without
   --write, the check fails and names the figure;
 - a fixed fact listed in docs/figures/facts.txt for its file (or for every
-  file) with its origin: Go's constants, the notes' figures, the kernel's.
+  file) with its origin: Go's constants, the notes' figures
+  (docs/course/notes.md), the kernel's.
 
 The sources (docs/benchmarks/benchmarks.json and go.json, the published
 results of `./course bench --publish`), with ROW a benchmark's name without
