@@ -518,7 +518,7 @@ class Runtime {
   /// is the object's lock released (stage 2's protocol 3).
   void park_m(M* m, G* gp);
   /// yield(): gp goes to the tail of this P's queue (the GRQ only if that is
-  /// full), as the notes describe it and as Go's internal goyield does; but
+  /// full), as note 003 implies and as Go's internal goyield does; but
   /// if no other goroutine is queued on this P and some wait in the GRQ, to
   /// the GRQ's tail behind them, taking the global lock, as Go's
   /// runtime.Gosched always does (with the 61-tick rule alone, a lone

@@ -1,5 +1,6 @@
 /// \file
-/// The notes' (docs/course/notes.md) hand-off workload, shared by the stage 4
+/// The hand-off workload (the notes' blocking call that hands its P off,
+/// docs/course/notes.md, with the course's own sizes), shared by the stage 4
 /// demo and the benchmarks: 8 goroutines each in a 200 ms blocking call on 1 P,
 /// while one more goroutine counts. Where the call holds its P (stage 3:
 /// nothing tells the runtime), they run one after another: 1.6 s. Where the P
