@@ -1,9 +1,10 @@
 // Stage 3 demo: Ps with local queues, seen working.
 //
-//   1. The notes' work-stealing scenario (docs/course/notes.md): one P holds all the work, the
-//      others are idle; the queues are printed as the others take it (from
-//      the GRQ, where the full queue overflows, then by stealing) and the
-//      load evens out, until every queue is empty.
+//   1. The notes' work-stealing scenario (docs/course/notes.md): one P
+//      holds all the work, the others are idle; the queues are printed as
+//      the others take it (from the GRQ, where the full queue overflows,
+//      then by stealing) and the load evens out, until every queue is
+//      empty.
 //   2. Stage 2 and stage 3 on the same workloads, side by side, with the
 //      counters that explain the difference (global lock, steals, runnext).
 //
