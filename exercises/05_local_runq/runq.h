@@ -8,11 +8,16 @@
 #include <atomic>
 #include <cstdint>
 
+#include "exercises/testing/atomic.h"
+
 namespace gmp::exercises::runq {
 
 /// A goroutine, as far as the queue cares: the queue stores pointers.
 struct G {
-  int id = 0;  ///< a test's label
+  /// A test's label, written before runqput and read by whoever takes the
+  /// goroutine: an int (a variable Relacy checks, in the memory-model
+  /// check build).
+  Plain<int> id;
 };
 
 /// A ring of 256 goroutine pointers that one thread (the owner, the M that
@@ -49,15 +54,15 @@ class LocalRunQueue {
 
   // head_: the next slot to take. Advanced by consumers (the owner and the
   // thieves) with a compare-and-swap; only grows (wrapping).
-  std::atomic<std::uint32_t> head_{0};
+  Atomic<std::uint32_t> head_{0};
   // tail_: the next slot to fill. Written by the owner only; only grows
   // (wrapping). tail_ - head_ is the length, even across the wrap.
-  std::atomic<std::uint32_t> tail_{0};
+  Atomic<std::uint32_t> tail_{0};
   // The ring: slot of position i is slots_[i % kCapacity]. Written by the
   // owner (a slot in [tail, head + 256)), read by consumers (a slot in
   // [head, tail)). Atomic so that a thief reading a slot the owner is
   // rewriting is not a data race (its CAS on head_ then fails).
-  std::array<std::atomic<G*>, kCapacity> slots_{};
+  std::array<Atomic<G*>, kCapacity> slots_{};
 };
 
 }  // namespace gmp::exercises::runq

@@ -1,0 +1,165 @@
+// gmp::exercises::Atomic<T> and Plain<T> in the memory-model check build
+// (GMP_RELACY; included by exercises/testing/atomic.h, never directly).
+//
+// Atomic<T> has the part of std::atomic<T>'s interface that the exercises
+// use, and forwards each operation to Relacy's rl::atomic<T> with its
+// memory order, and with the caller's file and line (a default argument,
+// std::source_location), so that Relacy's report of a failed run names the
+// student's line. Plain<T> is Relacy's rl::var<T>: a variable whose every
+// access Relacy checks for a data race. Both exist only inside a Relacy
+// test (rl::simulate), as members of its test suite.
+#pragma once
+
+#include <atomic>
+#include <source_location>
+
+// Relacy's main header also defines macros for a program written against
+// it (memory_order_relaxed as "mo_relaxed, $", new, delete, malloc, assert,
+// ...): the exercises are written against the standard library, so they go.
+#include <relacy/relacy.hpp>
+#undef memory_order_relaxed
+#undef memory_order_consume
+#undef memory_order_acquire
+#undef memory_order_release
+#undef memory_order_acq_rel
+#undef memory_order_seq_cst
+#undef new
+#undef delete
+#undef malloc
+#undef calloc
+#undef realloc
+#undef free
+#undef assert
+#undef errno
+
+namespace gmp::exercises {
+
+namespace relacy {
+
+/// Relacy's name for a standard memory order.
+inline rl::memory_order order(std::memory_order mo) {
+  switch (mo) {
+    case std::memory_order_relaxed: return rl::mo_relaxed;
+    case std::memory_order_consume: return rl::mo_consume;
+    case std::memory_order_acquire: return rl::mo_acquire;
+    case std::memory_order_release: return rl::mo_release;
+    case std::memory_order_acq_rel: return rl::mo_acq_rel;
+    default: return rl::mo_seq_cst;
+  }
+}
+
+/// The caller's place, as Relacy reports it.
+inline rl::debug_info at(const std::source_location& where) {
+  return rl::debug_info(where.function_name(), where.file_name(),
+                        where.line());
+}
+
+using Here = std::source_location;
+
+}  // namespace relacy
+
+/// std::atomic<T>'s interface over Relacy's simulated atomic.
+template <class T>
+class Atomic {
+  using mo = std::memory_order;
+  using Here = relacy::Here;
+  static constexpr mo kSeqCst = std::memory_order_seq_cst;
+
+ public:
+  /// Value-initialised, as std::atomic<T>'s {} (relaxed: no thread sees
+  /// the object before the test's threads start).
+  Atomic(Here h = Here::current()) { a_.store(T{}, rl::mo_relaxed, relacy::at(h)); }
+  /// Initialised to `v`.
+  Atomic(T v, Here h = Here::current()) { a_.store(v, rl::mo_relaxed, relacy::at(h)); }
+  Atomic(const Atomic&) = delete;
+  Atomic& operator=(const Atomic&) = delete;
+
+  /// std::atomic::load.
+  T load(mo m = kSeqCst, Here h = Here::current()) const {
+    return a_.load(relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::store.
+  void store(T v, mo m = kSeqCst, Here h = Here::current()) {
+    a_.store(v, relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::exchange.
+  T exchange(T v, mo m = kSeqCst, Here h = Here::current()) {
+    return a_.exchange(v, relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::compare_exchange_weak with one order.
+  bool compare_exchange_weak(T& expected, T desired, mo m = kSeqCst,
+                             Here h = Here::current()) {
+    return cas(true, expected, desired, m, failure_order(m), h);
+  }
+  /// std::atomic::compare_exchange_weak with success and failure orders.
+  bool compare_exchange_weak(T& expected, T desired, mo success, mo failure,
+                             Here h = Here::current()) {
+    return cas(true, expected, desired, success, failure, h);
+  }
+  /// std::atomic::compare_exchange_strong with one order.
+  bool compare_exchange_strong(T& expected, T desired, mo m = kSeqCst,
+                               Here h = Here::current()) {
+    return cas(false, expected, desired, m, failure_order(m), h);
+  }
+  /// std::atomic::compare_exchange_strong with success and failure orders.
+  bool compare_exchange_strong(T& expected, T desired, mo success, mo failure,
+                               Here h = Here::current()) {
+    return cas(false, expected, desired, success, failure, h);
+  }
+  /// std::atomic::fetch_add (integers).
+  T fetch_add(T v, mo m = kSeqCst, Here h = Here::current()) {
+    return a_.fetch_add(v, relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::fetch_sub (integers).
+  T fetch_sub(T v, mo m = kSeqCst, Here h = Here::current()) {
+    return a_.fetch_sub(v, relacy::order(m), relacy::at(h));
+  }
+
+ private:
+  // The failure order std::atomic derives from a single order: no release
+  // part (a failed compare-and-swap stores nothing).
+  static mo failure_order(mo m) {
+    if (m == std::memory_order_acq_rel) return std::memory_order_acquire;
+    if (m == std::memory_order_release) return std::memory_order_relaxed;
+    return m;
+  }
+  // A compare-and-swap; a weak one may fail spuriously, as the standard
+  // allows (Relacy makes it happen).
+  bool cas(bool weak, T& expected, T desired, mo success, mo failure,
+           Here h) {
+    rl::debug_info at = relacy::at(h);
+    if (weak) {
+      return a_.compare_exchange_weak(expected, desired,
+                                      relacy::order(success), at,
+                                      relacy::order(failure), at);
+    }
+    return a_.compare_exchange_strong(expected, desired,
+                                      relacy::order(success), at,
+                                      relacy::order(failure), at);
+  }
+
+  mutable rl::atomic<T> a_;  // Relacy's: every access is a simulated one
+};
+
+/// A plain variable whose accesses Relacy checks for data races: reads and
+/// writes as T's, each reported with the caller's place.
+template <class T>
+class Plain {
+  using Here = relacy::Here;
+
+ public:
+  /// T{}.
+  Plain(Here h = Here::current()) { v_(relacy::at(h)) = T{}; }
+  /// A write.
+  Plain& operator=(T v) {
+    v_(relacy::at(Here::current())) = v;
+    return *this;
+  }
+  /// A read.
+  operator T() const { return v_(relacy::at(Here::current())); }
+
+ private:
+  mutable rl::var<T> v_;  // Relacy's: every access is checked
+};
+
+}  // namespace gmp::exercises
