@@ -61,6 +61,24 @@ expect_error "lab with an unknown option" "unknown option '--bogus'" \
   "$COURSE" lab gfree --bogus
 expect_error "demo of an unknown stage" "which stage" \
   "$COURSE" demo stage9
+expect_error "hint of an unknown exercise" "no exercise '99'" \
+  "$COURSE" hint 99
+expect_error "hint with an unknown option" "unrecognized arguments: --bogus" \
+  "$COURSE" hint 05 --bogus
+expect_error "hint with --all and --reset" "not allowed with argument" \
+  "$COURSE" hint 05 --all --reset
+expect_error "watch of no exercise" "required: exercise" \
+  "$COURSE" watch
+expect_error "watch of an unknown exercise" "no exercise '99'" \
+  "$COURSE" watch 99
+expect_error "watch with an unknown option" "unrecognized arguments: --bogus" \
+  "$COURSE" watch 05 --bogus
+expect_error "watch with a bad grade option" "invalid choice: 'bogus'" \
+  "$COURSE" watch 05 --config bogus
+expect_error "watch of two exercises" "grades one exercise" \
+  "$COURSE" watch 05 06
+expect_error "progress with an unknown option" "unrecognized arguments: --bogus" \
+  "$COURSE" progress --bogus
 
 [ "$failures" -eq 0 ] || { printf 'cli check: %d failed\n' "$failures" >&2; exit 1; }
 printf 'cli check: all passed\n'

@@ -397,6 +397,8 @@ def show(e, res):
             # Bounded already (feedback.py): each report whole, its stacks cut.
             for line in t["message"].splitlines():
                 print(f"        {line}".rstrip())
+        elif t["message"]:
+            print("        (the same failure as the test above)")
         last = t["message"]
         if t.get("rerun"):
             print(f"        run it alone: {t['rerun']}")
@@ -579,10 +581,10 @@ def check(args, exercises):
     return 1 if bad else 0
 
 
-def parser():
+def parser(prog=None):
     """The grader's command line (also what `./course watch` checks its
-    grade options with)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    grade options with, under its own name `prog`)."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("exercises", nargs="*", help="numbers (05) or folder names")
     p.add_argument("--solutions", action="store_true",
                    help="grade the reference solutions")
