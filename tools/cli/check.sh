@@ -68,6 +68,25 @@ expect_error "read of an unknown chapter" "no chapter 'bogus'" \
 expect_error "read of two chapters" "one chapter at a time" \
   "$COURSE" read stage1 stage2
 
+expect_error "hint of an unknown exercise" "no exercise '99'" \
+  "$COURSE" hint 99
+expect_error "hint with an unknown option" "unrecognized arguments: --bogus" \
+  "$COURSE" hint 05 --bogus
+expect_error "hint with --all and --reset" "not allowed with argument" \
+  "$COURSE" hint 05 --all --reset
+expect_error "watch of no exercise" "required: exercise" \
+  "$COURSE" watch
+expect_error "watch of an unknown exercise" "no exercise '99'" \
+  "$COURSE" watch 99
+expect_error "watch with an unknown option" "unrecognized arguments: --bogus" \
+  "$COURSE" watch 05 --bogus
+expect_error "watch with a bad grade option" "invalid choice: 'bogus'" \
+  "$COURSE" watch 05 --config bogus
+expect_error "watch of two exercises" "grades one exercise" \
+  "$COURSE" watch 05 06
+expect_error "progress with an unknown option" "unrecognized arguments: --bogus" \
+  "$COURSE" progress --bogus
+
 # Every chapter reads in a terminal with what the site pulls in resolved:
 # no Doxygen command left, no snippet or table missing.
 for chapter in $("$COURSE" read | awk 'NR > 1 { print $1 }'); do

@@ -18,7 +18,11 @@ Each test runs in a process of its own (a crash or a hang costs that test
 only), with a time limit, and with GMP_EXERCISE_SEED set to this run's seed
 (printed; --seed replays one). Points per test come from each exercise's
 points.json; the tests it lists under "tsan" (races that x86 hides) run
-built with ThreadSanitizer unless --config names another sanitizer. Exit
+built with ThreadSanitizer unless --config names another sanitizer. A
+failed test shows what in its log shows the bug (feedback.py: gtest's
+failure blocks, a sanitizer's report, a watchdog's line) and the command
+that runs it alone. Each grade of the student's code is recorded for
+`./course progress` (state.py). Exit
 status: 0 at full marks, 1 below, 2 when the grader itself cannot run
 (unknown exercise, solutions stripped, points.json and the tests
 disagree).
@@ -36,6 +40,9 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+
+import feedback
+import state
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXERCISES = ROOT / "exercises"
@@ -227,7 +234,7 @@ def list_tests(binary):
         return [], "the test binary hangs before running any test"
     if out.returncode != 0:
         return [], ("the test binary does not start (status "
-                    f"{out.returncode}):\n" + tail(out.stdout + out.stderr))
+                    f"{out.returncode}):\n" + feedback.tail(out.stdout + out.stderr))
     tests, suite = [], None
     for line in out.stdout.splitlines():
         if not line.strip():
@@ -237,14 +244,6 @@ def list_tests(binary):
         else:
             tests.append(suite + line.split()[0])
     return tests, None
-
-
-def tail(text, n=12):
-    """The last n lines worth reading: no gtest banners, no blank lines."""
-    noise = ("Note: Google Test filter", "[==", "[--", "[ RUN", "unknown file")
-    lines = [l for l in text.splitlines()
-             if l.strip() and not l.lstrip().startswith(noise)]
-    return "\n".join(lines[-n:])
 
 
 def sanitizer_env(config):
@@ -267,32 +266,63 @@ def sanitizer_env(config):
 
 def run_process(cmd, env, timeout):
     """Runs cmd in a session of its own; on timeout kills the whole
-    session (the test and any process it started). Returns a
-    CompletedProcess, or None on timeout."""
+    session (the test and any process it started). Returns (returncode,
+    stdout, stderr), returncode None on timeout (with what it printed)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, start_new_session=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return None
-    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+        stdout, stderr = proc.communicate()
+        return None, stdout, stderr
+    return proc.returncode, stdout, stderr
+
+
+# The workspace's top folders: the frames of a sanitizer's stack that are
+# the course's code (feedback.py keeps those).
+OWN_DIRS = {d.name for d in ROOT.iterdir() if d.is_dir()}
+
+
+def shown_path(binary):
+    """A test binary's path as a student types it in the course's folder:
+    through the bazel-out link when the binary is under it (Bazel's
+    bazel-bin link follows the last build's config, bazel-out holds every
+    config's tree), else absolute."""
+    out = ROOT / "bazel-out"
+    try:
+        return out.name + "/" + str(binary.relative_to(out.resolve()))
+    except (OSError, ValueError):
+        return str(binary)
+
+
+def test_env(args):
+    """The variables the grader sets for a test that change what it does,
+    in the order a rerun command shows them."""
+    env = {"GMP_EXERCISE_SEED": str(args.seed)}
+    if os.environ.get("GMP_EXERCISE_ITERATIONS"):
+        env["GMP_EXERCISE_ITERATIONS"] = os.environ["GMP_EXERCISE_ITERATIONS"]
+    env.update(sanitizer_env(args.config))
+    return env
 
 
 def run_test(binary, name, args):
-    """Runs one test in its own process; returns (passed, message)."""
+    """Runs one test in its own process; returns (passed, message, rerun):
+    rerun is the command that runs it again by hand (feedback.py)."""
+    rerun = feedback.rerun_command(shown_path(binary), name, test_env(args))
     with tempfile.TemporaryDirectory() as tmp:
         report = pathlib.Path(tmp) / "report.json"
         # The harness's per-test watchdog names a hung test 10 s before
         # this time limit would kill it without a word.
-        env = dict(os.environ, GMP_EXERCISE_SEED=str(args.seed),
-                   GMP_EXERCISE_TEST_LIMIT=str(max(1, args.timeout - 10)),
-                   TEST_TMPDIR=tmp, **sanitizer_env(args.config))
-        out = run_process([binary, f"--gtest_filter={name}",
-                           f"--gtest_output=json:{report}"], env, args.timeout)
-        if out is None:
-            return False, f"timed out after {args.timeout} s (a hang?)"
+        env = dict(os.environ, GMP_EXERCISE_TEST_LIMIT=str(max(1, args.timeout - 10)),
+                   TEST_TMPDIR=tmp, **test_env(args))
+        code, stdout, stderr = run_process(
+            [binary, f"--gtest_filter={name}", f"--gtest_output=json:{report}"],
+            env, args.timeout)
+        log = stdout + stderr
+        if code is None:
+            return False, feedback.explain(log, None, timeout=args.timeout,
+                                           own_dirs=OWN_DIRS), rerun
         ran = None
         try:
             suites = json.loads(report.read_text()).get("testsuites", [])
@@ -302,21 +332,14 @@ def run_test(binary, name, args):
             for t in suite.get("testsuite", []):
                 if f"{suite['name']}.{t['name']}" == name:
                     ran = t
-        if out.returncode == 0 and ran and not ran.get("failures") \
+        if code == 0 and ran and not ran.get("failures") \
                 and ran.get("result") == "COMPLETED":
-            return True, ""
-        if ran and ran.get("failures"):
-            return False, "\n".join(tail(f["failure"], 8) for f in ran["failures"])
-        if ran and ran.get("result") == "SKIPPED":
-            return False, "skipped: " + tail(out.stdout, 3)
-        how = (f"killed by signal {-out.returncode}" if out.returncode < 0
-               else f"exit status {out.returncode}")
-        for tool in ("ThreadSanitizer", "AddressSanitizer", "UndefinedBehaviorSanitizer"):
-            if f"ERROR: {tool}" in out.stderr or f"WARNING: {tool}" in out.stderr:
-                how += f"; {tool} reported an error, see below"
-        if " runtime error: " in out.stderr and "Sanitizer" not in how:
-            how += "; UndefinedBehaviorSanitizer reported an error, see below"
-        return False, f"crashed ({how}):\n" + tail(out.stdout + out.stderr)
+            return True, "", ""
+        if ran and ran.get("result") == "SKIPPED" and not ran.get("failures"):
+            return False, "skipped: " + feedback.tail(stdout, 3), rerun
+        failures = ran.get("failures") if ran else None
+        return False, feedback.explain(log, code, report_failures=failures,
+                                       own_dirs=OWN_DIRS), rerun
 
 
 def grade_one(e, binary, ok_build, pool, args, tsan=None):
@@ -341,6 +364,7 @@ def grade_one(e, binary, ok_build, pool, args, tsan=None):
         else:
             jobs[name] = pool.submit(run_test, binary, name, args)
     for name, pts in e.points.items():
+        rerun = ""
         if not ok_build:
             passed, msg = False, "does not compile (see the compiler's messages above)"
         elif broken:
@@ -351,10 +375,10 @@ def grade_one(e, binary, ok_build, pool, args, tsan=None):
         elif name not in jobs:
             passed, msg = False, "no such test"
         else:
-            passed, msg = jobs[name].result()
+            passed, msg, rerun = jobs[name].result()
         res["tests"].append({"name": name, "max": pts,
                              "points": pts if passed else 0,
-                             "passed": passed, "message": msg,
+                             "passed": passed, "message": msg, "rerun": rerun,
                              "tsan": bool(tsan) and name in e.tsan})
     res["score"] = sum(t["points"] for t in res["tests"])
     res["max"] = e.max_points()
@@ -370,9 +394,14 @@ def show(e, res):
         name = t["name"] + (" [tsan]" if t.get("tsan") else "")
         print(f"  {mark}  {name:<60} {t['points']}/{t['max']}")
         if t["message"] != last:  # say a shared reason once
-            for line in t["message"].splitlines()[:10]:
-                print(f"        {line}")
+            # Bounded already (feedback.py): each report whole, its stacks cut.
+            for line in t["message"].splitlines():
+                print(f"        {line}".rstrip())
+        elif t["message"]:
+            print("        (the same failure as the test above)")
         last = t["message"]
+        if t.get("rerun"):
+            print(f"        run it alone: {t['rerun']}")
     for p in res["problems"]:
         print(f"  grader: {p}")
     print(f"  {e.id}: {res['score']}/{res['max']}")
@@ -442,7 +471,10 @@ def write_junit(path, results):
                           value=f"{t['points']}/{t['max']}")
             if not t["passed"]:
                 first = (t["message"].splitlines() or [""])[0]
-                ET.SubElement(case, "failure", message=first).text = t["message"]
+                text = t["message"]
+                if t.get("rerun"):
+                    text += "\nrun it alone: " + t["rerun"]
+                ET.SubElement(case, "failure", message=first).text = text
     root.set("score", f"{score}/{top}")
     ET.ElementTree(root).write(path, encoding="unicode", xml_declaration=True)
 
@@ -549,8 +581,10 @@ def check(args, exercises):
     return 1 if bad else 0
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser(prog=None):
+    """The grader's command line (also what `./course watch` checks its
+    grade options with, under its own name `prog`)."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("exercises", nargs="*", help="numbers (05) or folder names")
     p.add_argument("--solutions", action="store_true",
                    help="grade the reference solutions")
@@ -565,7 +599,11 @@ def main():
     p.add_argument("--write-index", action="store_true",
                    help="rewrite docs/exercises.md's table and the Classroom workflow")
     p.add_argument("--bazel", default="bazel", help=argparse.SUPPRESS)
-    args = p.parse_args()
+    return p
+
+
+def main():
+    args = parser().parse_args()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1, 2**32)
     try:
@@ -584,6 +622,8 @@ def main():
     except GradeError as e:
         print(f"course grade: {e}", file=sys.stderr)
         return 2
+    if kind == "student":
+        state.record_grades(results, args.config)  # for ./course progress
     if args.json:
         write_json(args.json, results, args, kind)
     if args.junit:
