@@ -18,7 +18,10 @@ Each test runs in a process of its own (a crash or a hang costs that test
 only), with a time limit, and with GMP_EXERCISE_SEED set to this run's seed
 (printed; --seed replays one). Points per test come from each exercise's
 points.json; the tests it lists under "tsan" (races that x86 hides) run
-built with ThreadSanitizer unless --config names another sanitizer. A
+built with ThreadSanitizer unless --config names another sanitizer, and
+those it lists under "relacy" (memory orders x86 hides) run in the
+exercise's memory-model build, where Relacy explores what the C++ model
+allows (exercises/testing/atomic.h), whatever --config says. A
 failed test shows what in its log shows the bug (feedback.py: gtest's
 failure blocks, a sanitizer's report, a watchdog's line) and the command
 that runs it alone. Each grade of the student's code is recorded for
@@ -66,14 +69,20 @@ class Exercise:
         # Tests graded under ThreadSanitizer whatever --config says
         # (unless it names another sanitizer): races x86 would hide.
         self.tsan = meta.get("tsan", [])
-        unknown = [t for t in self.tsan if t not in self.points]
-        if unknown:
-            raise GradeError(f"{folder.name}/points.json: \"tsan\" names "
-                             f"tests without points: {', '.join(unknown)}")
+        # Tests of the memory-model build ({kind}_relacy_test), always run.
+        self.relacy = meta.get("relacy", [])
+        for key in ("tsan", "relacy"):
+            unknown = [t for t in getattr(self, key) if t not in self.points]
+            if unknown:
+                raise GradeError(f"{folder.name}/points.json: \"{key}\" names "
+                                 f"tests without points: {', '.join(unknown)}")
         self.has_solution = (folder / "solution").is_dir()
 
     def label(self, kind):
         return f"//exercises/{self.id}:{kind}_test"
+
+    def relacy_label(self, kind):
+        return f"//exercises/{self.id}:{kind}_relacy_test"
 
     def max_points(self):
         return sum(self.points.values())
@@ -342,36 +351,48 @@ def run_test(binary, name, args):
                                        own_dirs=OWN_DIRS), rerun
 
 
-def grade_one(e, binary, ok_build, pool, args, tsan=None):
+def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None):
     """Runs one exercise's tests; returns its result (a dict). `tsan`,
     if given, is (binary, built, args) of the ThreadSanitizer build, for
-    the tests in e.tsan."""
+    the tests in e.tsan; `relacy` the same of the memory-model build, for
+    the tests in e.relacy."""
     res = {"id": e.id, "title": e.title, "stage": e.stage, "tests": [],
            "problems": []}
-    present, broken = list_tests(binary) if ok_build else ([], None)
+    # Each test's build: (binary, built, args, what a build failure says).
+    where = {}
+    for name in e.points:
+        if relacy and name in e.relacy:
+            where[name] = relacy + ("the memory-model build",)
+        elif tsan and name in e.tsan:
+            where[name] = tsan + ("ThreadSanitizer",)
+        else:
+            where[name] = (binary, ok_build, args, None)
+    listed = {}  # binary -> (its tests, why it cannot list them)
+    for b, built, _, _ in where.values():
+        if b not in listed:
+            listed[b] = list_tests(b) if built else ([], None)
+    present = {t for tests, _ in listed.values() for t in tests}
     res["problems"] += [f"test {t} has no points in points.json"
-                        for t in present if t not in e.points]
+                        for t in sorted(present) if t not in e.points]
     jobs = {}
     for name in e.points:
-        if not ok_build or broken:
+        b, built, b_args, _ = where[name]
+        if not built or listed[b][1]:
             continue
-        if name not in present:
+        if name not in listed[b][0]:
             res["problems"].append(f"points.json names {name}, which the tests lack")
             continue
-        if tsan and name in e.tsan:
-            if tsan[1]:
-                jobs[name] = pool.submit(run_test, tsan[0], name, tsan[2])
-        else:
-            jobs[name] = pool.submit(run_test, binary, name, args)
+        jobs[name] = pool.submit(run_test, b, name, b_args)
     for name, pts in e.points.items():
+        b, built, _, build_name = where[name]
         rerun = ""
-        if not ok_build:
+        if not built and build_name is None:
             passed, msg = False, "does not compile (see the compiler's messages above)"
-        elif broken:
-            passed, msg = False, broken
-        elif name not in jobs and name in present:
-            passed, msg = False, ("does not compile under ThreadSanitizer "
+        elif not built:
+            passed, msg = False, (f"does not compile in {build_name} "
                                   "(see the compiler's messages above)")
+        elif listed[b][1]:
+            passed, msg = False, listed[b][1]
         elif name not in jobs:
             passed, msg = False, "no such test"
         else:
@@ -379,7 +400,8 @@ def grade_one(e, binary, ok_build, pool, args, tsan=None):
         res["tests"].append({"name": name, "max": pts,
                              "points": pts if passed else 0,
                              "passed": passed, "message": msg, "rerun": rerun,
-                             "tsan": bool(tsan) and name in e.tsan})
+                             "tsan": build_name == "ThreadSanitizer",
+                             "relacy": build_name == "the memory-model build"})
     res["score"] = sum(t["points"] for t in res["tests"])
     res["max"] = e.max_points()
     return res
@@ -391,7 +413,8 @@ def show(e, res):
     last = None
     for t in res["tests"]:
         mark = "PASS" if t["passed"] else "FAIL"
-        name = t["name"] + (" [tsan]" if t.get("tsan") else "")
+        name = t["name"] + (" [tsan]" if t.get("tsan") else "") + (
+            " [relacy]" if t.get("relacy") else "")
         print(f"  {mark}  {name:<60} {t['points']}/{t['max']}")
         if t["message"] != last:  # say a shared reason once
             # Bounded already (feedback.py): each report whole, its stacks cut.
@@ -426,6 +449,15 @@ def grade(args, exercises, kind, quiet=False):
     if racy:
         tsan_built = build(tsan_args, [e.label(kind) for e in racy])
         tsan_bindir = bazel_bin(tsan_args)
+    # The memory-model tests' build: plain (Relacy runs the threads itself,
+    # under no sanitizer), whatever --config says.
+    ordered = [e for e in exercises if e.relacy]
+    relacy_args = copy.copy(args)
+    relacy_args.config = None
+    relacy_built, relacy_bindir = set(), None
+    if ordered:
+        relacy_built = build(relacy_args, [e.relacy_label(kind) for e in ordered])
+        relacy_bindir = bazel_bin(relacy_args)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for e in exercises:
@@ -434,7 +466,12 @@ def grade(args, exercises, kind, quiet=False):
             if e in racy:
                 tsan = (tsan_bindir / "exercises" / e.id / f"{kind}_test",
                         e.label(kind) in tsan_built, tsan_args)
-            res = grade_one(e, binary, e.label(kind) in built, pool, args, tsan)
+            relacy = None
+            if e in ordered:
+                relacy = (relacy_bindir / "exercises" / e.id / f"{kind}_relacy_test",
+                          e.relacy_label(kind) in relacy_built, relacy_args)
+            res = grade_one(e, binary, e.label(kind) in built, pool, args,
+                            tsan, relacy)
             results.append(res)
             if not quiet:
                 show(e, res)
