@@ -60,5 +60,47 @@ TEST(LocalRunQueueMemoryModel, TheTailPublishesTheSlotAndTheGoroutine) {
          "with acquire before the slots are read (Relacy's history above)";
 }
 
+// A thief reads head_, is preempted, and reads tail_ only after the owner
+// has filled its ring, taken half of it and put as many again: the pair it
+// read, (0, 10) in this build's 8-slot ring, looks like 10 goroutines,
+// more than the ring holds, and half of it, 5, more than the batch holds.
+// runqgrab must see that the pair is not consistent and read both again
+// (Go's "if n > uint32(len(_p_.runq)/2)"). A solution that trusts the
+// pair writes past the batch: this build's bounds checks
+// (_GLIBCXX_ASSERTIONS) end the run. Every schedule that preempts a
+// thread once, and every value each load may read in it.
+struct TornPair : rl::test_suite<TornPair, 2> {
+  static constexpr int kPut = LocalRunQueue::kCapacity - 2;
+  static constexpr int kTaken = LocalRunQueue::kCapacity / 2;
+  G gs[kPut + kTaken];
+  LocalRunQueue victim;
+  LocalRunQueue thief;
+  int owner_took = 0, thief_took = 0;  // each thread's own; read in after()
+
+  void thread(unsigned index) {
+    if (index == 0) {
+      for (int i = 0; i < kPut; ++i) RL_ASSERT(victim.runqput(&gs[i]));
+      for (int i = 0; i < kTaken; ++i) owner_took += victim.runqget() != nullptr;
+      for (int i = kPut; i < kPut + kTaken; ++i) {
+        RL_ASSERT(victim.runqput(&gs[i]));
+      }
+      return;
+    }
+    if (thief.runqsteal(victim) != nullptr) thief_took = 1 + thief.size();
+  }
+
+  void after() {  // every goroutine in one place, none twice
+    RL_ASSERT(owner_took + thief_took + victim.size() == kPut + kTaken);
+  }
+};
+
+TEST(LocalRunQueueMemoryModel, AThiefRereadsAHeadAndTailThatDoNotMatch) {
+  rl::test_params p;
+  p.search_type = rl::sched_bound;  // every schedule with one preemption
+  p.context_bound = 1;
+  EXPECT_TRUE(rl::simulate<TornPair>(p)) << "a thief trusted a head and a tail read far apart in time (Relacy's "
+         "history above)";
+}
+
 }  // namespace
 }  // namespace gmp::exercises::runq
