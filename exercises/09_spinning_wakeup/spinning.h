@@ -68,6 +68,8 @@
 #include <utility>
 #include <vector>
 
+#include "exercises/testing/atomic.h"
+
 namespace gmp::exercises::spinning {
 
 /// A unit of work: stands for a goroutine.
@@ -108,7 +110,7 @@ class TaskQueue {
  public:
   /// Appends t.
   void push(Task t) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<Mutex> lock(mu_);
     q_.push_back(std::move(t));
     // seq_cst: the "store" of the submitter's StoreLoad (see the essay):
     // ordered before the submitter's later loads of npidle/nmspinning.
@@ -116,7 +118,7 @@ class TaskQueue {
   }
   /// Takes the head, or an empty Task.
   Task pop() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<Mutex> lock(mu_);
     if (q_.empty()) return {};
     Task t = std::move(q_.front());
     q_.pop_front();
@@ -128,9 +130,9 @@ class TaskQueue {
   int size() const { return size_.load(std::memory_order_seq_cst); }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::deque<Task> q_;        // guarded by mu_
-  std::atomic<int> size_{0};  // written under mu_; read without it
+  Atomic<int> size_{0};  // written under mu_; read without it
 };
 
 class Pool;
@@ -152,15 +154,15 @@ struct Worker {
   /// worker off the idle list, before its note is posted (the note orders
   /// it for the worker's next reads). Relaxed: the count that orders the
   /// protocol is nmspinning.
-  std::atomic<bool> spinning{false};
+  Atomic<bool> spinning{false};
 
   std::minstd_rand rng;  ///< steal order; the worker's thread only
   std::thread thread;    ///< started by Pool, joined by shutdown
 
   // The note (Go's m.park): a one-shot wake-up that remembers a post made
   // before the sleep. Protected by note_mu.
-  std::mutex note_mu;
-  std::condition_variable note_cv;
+  Mutex note_mu;
+  CondVar note_cv;
   bool woken = false;  // guarded by note_mu
   // Protected by the pool's idle lock.
   bool idle = false;  // on the idle list
@@ -172,17 +174,25 @@ struct Worker {
 class Pool {
  public:
   /// Starts `nworkers` workers (>= 1); each starts in find_runnable, not
-  /// spinning. `seed` seeds the workers' steal order.
-  explicit Pool(int nworkers, Hooks hooks = {}, std::uint64_t seed = 1)
+  /// spinning. `seed` seeds the workers' steal order. With `own_threads`
+  /// false the pool starts no thread: each worker runs only when a thread
+  /// of the caller's calls run_worker (the memory-model test's threads).
+  explicit Pool(int nworkers, Hooks hooks = {}, std::uint64_t seed = 1,
+                bool own_threads = true)
       : hooks_(std::move(hooks)) {
     for (int i = 0; i < nworkers; ++i) {
       workers_.push_back(
           std::make_unique<Worker>(this, i, seed * 7919 + i + 1));
     }
+    if (!own_threads) return;
     for (auto& w : workers_) {
       w->thread = std::thread(&Pool::mstart, this, w.get());
     }
   }
+
+  /// Runs worker i's loop on the calling thread until shutdown, for a pool
+  /// made without threads of its own. Once per worker.
+  void run_worker(int i) { mstart(workers_.at(i).get()); }
   /// Shuts down (see shutdown()).
   ~Pool() { shutdown(); }
   Pool(const Pool&) = delete;
@@ -212,19 +222,22 @@ class Pool {
   }
 
   /// Stops the pool: wakes every idle worker; each returns at its next
-  /// look at stopping(); joins them. Tasks still queued never run. One
+  /// look at stopping(); joins the pool's own threads (the caller joins
+  /// those that run_worker). Tasks still queued never run. One
   /// thread outside the pool; idempotent.
   void shutdown() {
     std::vector<Worker*> sleepers;
     {
-      std::lock_guard<std::mutex> lock(idle_mu_);
+      std::lock_guard<Mutex> lock(idle_mu_);
       if (stopping_.exchange(true, std::memory_order_acq_rel)) return;
       for (Worker* w : idle_) w->idle = false;
       sleepers.swap(idle_);
       npidle_.store(0, std::memory_order_seq_cst);
     }
     for (Worker* w : sleepers) notewakeup(*w);
-    for (auto& w : workers_) w->thread.join();
+    for (auto& w : workers_) {
+      if (w->thread.joinable()) w->thread.join();
+    }
   }
 
   /// Workers in the pool.
@@ -317,7 +330,7 @@ class Pool {
     }
     bool stopping = false;
     {
-      std::lock_guard<std::mutex> lock(idle_mu_);
+      std::lock_guard<Mutex> lock(idle_mu_);
       if (w.idle) fatal("pidleput: worker is already idle", w.id);
       stopping = stopping_.load(std::memory_order_relaxed);  // idle_mu_ held
       if (!stopping) {
@@ -339,7 +352,7 @@ class Pool {
   /// misled by a spinner that does not exist (a submitter that sees the
   /// phantom count wakes nobody). Any thread; the caller's CAS succeeded.
   Worker* pidleget_spinning() {
-    std::lock_guard<std::mutex> lock(idle_mu_);
+    std::lock_guard<Mutex> lock(idle_mu_);
     if (idle_.empty()) {
       // seq_cst: as every nmspinning access (see the essay).
       if (nmspinning_.fetch_sub(1, std::memory_order_seq_cst) <= 0) {
@@ -361,7 +374,7 @@ class Pool {
   /// soon, and must not count itself again: startm keeps w.spinning and
   /// nmspinning in step. Worker w's thread.
   bool pidleremove(Worker& w) {
-    std::lock_guard<std::mutex> lock(idle_mu_);
+    std::lock_guard<Mutex> lock(idle_mu_);
     if (!w.idle) return false;
     for (auto it = idle_.begin(); it != idle_.end(); ++it) {
       if (*it == &w) {
@@ -386,7 +399,7 @@ class Pool {
   /// count.
   void startm(Worker& w) {
     {
-      std::lock_guard<std::mutex> lock(w.note_mu);
+      std::lock_guard<Mutex> lock(w.note_mu);
       // The exchange decides, against w's own store of false, who counts w.
       if (w.spinning.exchange(true, std::memory_order_relaxed)) {
         nmspinning_.fetch_sub(1, std::memory_order_seq_cst);  // surplus
@@ -404,7 +417,7 @@ class Pool {
   /// w's thread.
   void notesleep(Worker& w) {
     hook(Window::kBeforeSleep);
-    std::unique_lock<std::mutex> lock(w.note_mu);
+    std::unique_lock<Mutex> lock(w.note_mu);
     if (!w.woken && w.spinning.load(std::memory_order_relaxed)) {
       fatal("stopm: a spinning worker goes to sleep (stop spinning first)",
             w.id);
@@ -418,7 +431,7 @@ class Pool {
 
   /// nmspinning itself (Go's sched.nmspinning), for the three functions
   /// above. Every access is seq_cst (see the essay).
-  std::atomic<int> nmspinning_{0};
+  Atomic<int> nmspinning_{0};
 
   // ---- Provided: the machinery --------------------------------------------
 
@@ -460,7 +473,7 @@ class Pool {
   }
   static void notewakeup(Worker& w) {
     {
-      std::lock_guard<std::mutex> lock(w.note_mu);
+      std::lock_guard<Mutex> lock(w.note_mu);
       post(w);
     }
     w.note_cv.notify_one();
@@ -482,11 +495,11 @@ class Pool {
   std::vector<std::unique_ptr<Worker>> workers_;
   TaskQueue grq_;  // the global queue (Go's sched.runq); thread-safe
 
-  std::mutex idle_mu_;          // the idle list's lock (Go: sched.lock)
+  Mutex idle_mu_;               // the idle list's lock (Go: sched.lock)
   std::vector<Worker*> idle_;   // guarded by idle_mu_ (Go's sched.pidle)
-  std::atomic<int> npidle_{0};  // written under idle_mu_, read without it
-  std::atomic<bool> stopping_{false};      // set once, under idle_mu_
-  std::atomic<std::uint64_t> wakeups_{0};  // statistics only
+  Atomic<int> npidle_{0};       // written under idle_mu_, read without it
+  Atomic<bool> stopping_{false};      // set once, under idle_mu_
+  Atomic<std::uint64_t> wakeups_{0};  // statistics only
 };
 
 }  // namespace gmp::exercises::spinning

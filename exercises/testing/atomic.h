@@ -1,4 +1,5 @@
-// The exercises' atomic type, gmp::exercises::Atomic<T>.
+// The exercises' atomic type, gmp::exercises::Atomic<T> (and the Mutex and
+// CondVar of their provided code).
 //
 // In every normal build it is std::atomic<T>, nothing more. In the memory-
 // model check build (GMP_RELACY defined: an exercise's relacy_test), it is
@@ -16,8 +17,18 @@
 #include "exercises/testing/relacy_atomic.h"
 #else
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 namespace gmp::exercises {
+
+/// std::mutex; Relacy's simulated mutex in the memory-model build (for an
+/// exercise's provided code that locks, so that Relacy runs it too).
+using Mutex = std::mutex;
+
+/// std::condition_variable (waits on a std::unique_lock<Mutex>);
+/// Relacy's in the memory-model build.
+using CondVar = std::condition_variable;
 
 /// std::atomic<T> (see the file comment).
 template <class T>

@@ -1,5 +1,6 @@
-// gmp::exercises::Atomic<T> and Plain<T> in the memory-model check build
-// (GMP_RELACY; included by exercises/testing/atomic.h, never directly).
+// gmp::exercises::Atomic<T>, Plain<T>, Mutex and CondVar in the memory-
+// model check build (GMP_RELACY; included by exercises/testing/atomic.h,
+// never directly).
 //
 // Atomic<T> has the part of std::atomic<T>'s interface that the exercises
 // use, and forwards each operation to Relacy's rl::atomic<T> with its
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <source_location>
 
 // Relacy's main header also defines macros for a program written against
@@ -160,6 +162,47 @@ class Plain {
 
  private:
   mutable rl::var<T> v_;  // Relacy's: every access is checked
+};
+
+/// std::mutex's interface (lock, unlock; std::lock_guard and
+/// std::unique_lock take it) over Relacy's simulated mutex.
+class Mutex {
+  using Here = relacy::Here;
+
+ public:
+  Mutex() = default;
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+  /// std::mutex::lock.
+  void lock(Here h = Here::current()) { m_.lock(relacy::at(h)); }
+  /// std::mutex::unlock.
+  void unlock(Here h = Here::current()) { m_.unlock(relacy::at(h)); }
+  /// Relacy's own, for CondVar.
+  rl::mutex& simulated() { return m_; }
+
+ private:
+  rl::mutex m_;
+};
+
+/// std::condition_variable's interface (on std::unique_lock<Mutex>) over
+/// Relacy's simulated one.
+class CondVar {
+  using Here = relacy::Here;
+
+ public:
+  /// std::condition_variable::notify_one.
+  void notify_one(Here h = Here::current()) { cv_.notify_one(relacy::at(h)); }
+  /// std::condition_variable::notify_all.
+  void notify_all(Here h = Here::current()) { cv_.notify_all(relacy::at(h)); }
+  /// std::condition_variable::wait with a predicate.
+  /// (Relacy's own predicate wait does not compile: the loop is here.)
+  template <class Pred>
+  void wait(std::unique_lock<Mutex>& lock, Pred pred, Here h = Here::current()) {
+    while (!pred()) cv_.wait(lock.mutex()->simulated(), relacy::at(h));
+  }
+
+ private:
+  rl::condition_variable cv_;
 };
 
 }  // namespace gmp::exercises
