@@ -1,6 +1,7 @@
 // Exercise 14's tests: the lock's fast path makes no system call and its
 // sleepers are always woken, mutual exclusion under ThreadSanitizer (the
-// lock's memory orders), then the note's one-shot contract.
+// lock's memory orders), then the note's one-shot contract. Deterministic
+// interleavings come from futex_lock.h's step_hook.
 #include "exercises/14_futex_lock/futex_lock.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,22 @@ constexpr double kLiveness = 10;
 bool sleepers_reach(int n) {
   return eventually([n] { return futex_sleepers() >= n; }, kLiveness);
 }
+
+// The test holds `mu`; the `sleeper` thread asks for it (and so goes to
+// sleep on it), sets `got` once it has it, and lets go. Join it.
+struct HeldWithASleeper {
+  Mutex mu;
+  std::atomic<bool> got{false};
+  std::thread sleeper;
+  HeldWithASleeper() {
+    mu.lock();
+    sleeper = std::thread([this] {
+      mu.lock();
+      got.store(true);
+      mu.unlock();
+    });
+  }
+};
 
 TEST(FutexMutex, UncontendedLockAndUnlockMakeNoSystemCall) {
   Mutex mu;
@@ -61,22 +78,16 @@ TEST(FutexMutex, UnlockOfAnUnlockedLockThrows) {
 // go: the unlock must wake it (the key was 2), once.
 TEST(FutexMutex, ASleeperIsWokenByTheUnlock) {
   Watchdog dog("ASleeperIsWokenByTheUnlock", 3 * kLiveness);
-  Mutex mu;
-  mu.lock();
-  std::atomic<bool> got{false};
-  std::thread t([&] {
-    mu.lock();
-    got.store(true);
-    mu.unlock();
-  });
+  HeldWithASleeper h;
+  Mutex& mu = h.mu;
   ASSERT_TRUE(sleepers_reach(1)) << "the second locker never went to sleep";
   EXPECT_EQ(mu.key(), 2u) << "a thread sleeps on the lock: the key says so";
   std::uint64_t wakeups = futex_counts().wakeups;
   mu.unlock();
-  EXPECT_TRUE(eventually([&] { return got.load(); }, kLiveness))
+  EXPECT_TRUE(eventually([&] { return h.got.load(); }, kLiveness))
       << "the sleeper was never woken: did it set the key to 2 before "
          "sleeping?";
-  t.join();
+  h.sleeper.join();
   EXPECT_GE(futex_counts().wakeups, wakeups + 1);
 }
 
@@ -102,6 +113,77 @@ TEST(FutexMutex, AWokenSleeperKeepsTheOthersAnnounced) {
       << got.load() << " of 2 sleepers got the lock: a woken sleeper that "
       << "takes the lock as 1 leaves the other asleep for good";
   for (std::thread& t : ts) t.join();
+}
+
+// A new locker arrives while a thread sleeps on the lock (key 2): its first
+// exchange leaves 1 and hides the sleeper. The holder lets go while the
+// new locker spins (the locker's step hook runs the unlock at its first
+// step that is not a key operation): that unlock sees 1 and wakes nobody,
+// so the new locker must take the lock as 2, or the sleeper is never
+// woken.
+TEST(FutexMutex, ALockerArrivingWhileOneSleepsKeepsItAnnounced) {
+  Watchdog dog("ALockerArrivingWhileOneSleepsKeepsItAnnounced", 3 * kLiveness);
+  HeldWithASleeper h;
+  Mutex& mu = h.mu;
+  ASSERT_TRUE(sleepers_reach(1)) << "the first locker never went to sleep";
+  ASSERT_EQ(mu.key(), 2u);
+  std::atomic<bool> let_go{false};
+  std::thread arriving([&] {
+    step_hook = [&](Step step, std::int64_t) {
+      if (step == Step::kKey || let_go.load()) return;
+      let_go.store(true);
+      mu.unlock();  // the holder's, from here: the lock has no owner
+    };
+    mu.lock();
+    step_hook = nullptr;
+    mu.unlock();
+  });
+  arriving.join();
+  EXPECT_TRUE(let_go.load()) << "the new locker took the lock without a step";
+  EXPECT_TRUE(eventually([&] { return h.got.load(); }, kLiveness))
+      << "the sleeper was never woken: the new locker's exchange found 2 "
+         "and it took the lock as 1 after spinning";
+  h.sleeper.join();
+  EXPECT_EQ(mu.key(), 0u);
+}
+
+// lock2's order, each time round: kActiveSpin rounds of
+// procyield(kActiveSpinCnt), kPassiveSpin of osyield, then the sleep. The
+// holder keeps the lock until the locker sleeps for real, its second
+// futexsleep (the first returns at once): both sleeps come after a full
+// spin.
+TEST(FutexMutex, SpinsBeforeEverySleep) {
+  Watchdog dog("SpinsBeforeEverySleep", 3 * kLiveness);
+  Mutex mu;
+  mu.lock();
+  std::vector<std::string> rounds;  // the locker's, read after the join
+  std::thread locker([&] {
+    std::string round;
+    step_hook = [&](Step step, std::int64_t arg) {
+      if (step == Step::kProcyield) round += "procyield(" + std::to_string(arg) + ") ";
+      if (step == Step::kOsyield) round += "osyield ";
+      if (step == Step::kFutexsleep) {
+        rounds.push_back(round);
+        round.clear();
+      }
+    };
+    mu.lock();
+    step_hook = nullptr;
+    mu.unlock();
+  });
+  ASSERT_TRUE(sleepers_reach(1)) << "the locker never went to sleep";
+  mu.unlock();
+  locker.join();
+  std::string want;
+  for (int i = 0; i < kActiveSpin; ++i) {
+    want += "procyield(" + std::to_string(kActiveSpinCnt) + ") ";
+  }
+  for (int i = 0; i < kPassiveSpin; ++i) want += "osyield ";
+  ASSERT_GE(rounds.size(), 2u)
+      << "the first futexsleep returns at once: a second sleep must follow";
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    EXPECT_EQ(rounds[i], want) << "before futexsleep " << i + 1;
+  }
 }
 
 // A plain counter under the lock, from 4 threads with random delays. Under
@@ -180,6 +262,108 @@ TEST(Note, DoubleWakeupThrowsAndClearRearms) {
   EXPECT_FALSE(n.tsleep(1'000'000)) << "cleared: nothing to wake it";
   n.wakeup();  // allowed again after clear()
   EXPECT_TRUE(n.tsleep(0));
+}
+
+// Two wakeups race on one note: exactly one may win, the other throws. The
+// second is run between two steps of the first (by the first's step hook),
+// after each step in turn.
+TEST(Note, RacingWakeupsOneThrows) {
+  auto double_wakeup = [](const std::logic_error& e) {
+    return std::string(e.what()).find("notewakeup - double wakeup") !=
+           std::string::npos;
+  };
+  for (int at = 1;; ++at) {
+    Note n;
+    n.clear();
+    int steps = 0, throws = 0;
+    bool raced = false;
+    step_hook = [&](Step, std::int64_t) {
+      if (++steps != at) return;
+      raced = true;
+      try {
+        n.wakeup();
+      } catch (const std::logic_error& e) {
+        EXPECT_TRUE(double_wakeup(e)) << e.what();
+        ++throws;
+      }
+    };
+    try {
+      n.wakeup();
+    } catch (const std::logic_error& e) {
+      EXPECT_TRUE(double_wakeup(e)) << e.what();
+      ++throws;
+    }
+    step_hook = nullptr;
+    if (!raced) {
+      ASSERT_GT(at, 1) << "the wakeup took no step on its key";
+      break;  // the first wakeup had fewer steps than `at`
+    }
+    EXPECT_EQ(throws, 1) << "a second wakeup after step " << at
+                         << " of the first: exactly one of them throws";
+    EXPECT_EQ(n.key(), 1u);
+  }
+}
+
+// tsleep at its edges: with no deadline (ns < 0) it sleeps as sleep() does,
+// through the early return of its first futexsleep; with 0 it looks once
+// and gives up; after an early return it sleeps only what is left to the
+// deadline.
+TEST(Note, TimedSleepAtItsEdges) {
+  Watchdog dog("TimedSleepAtItsEdges", 6 * kLiveness);
+  {
+    Note n;
+    n.clear();
+    std::atomic<bool> done{false};
+    bool woken = false;
+    std::thread t([&] {
+      woken = n.tsleep(-1);
+      done.store(true);
+    });
+    EXPECT_TRUE(eventually(
+        [&] { return futex_sleepers() >= 1 || done.load(); }, kLiveness));
+    EXPECT_FALSE(done.load()) << "tsleep(-1) returned before any wakeup";
+    n.wakeup();
+    t.join();
+    EXPECT_TRUE(woken) << "tsleep(-1) returns true: it was woken";
+  }
+  {
+    Note n;
+    n.clear();
+    std::atomic<bool> done{false};
+    bool woken = true;
+    std::thread t([&] {
+      woken = n.tsleep(0);
+      done.store(true);
+    });
+    bool returned = eventually([&] { return done.load(); }, kLiveness);
+    EXPECT_TRUE(returned) << "tsleep(0) on a note not yet woken sleeps on";
+    if (!returned) n.wakeup();  // let it go
+    t.join();
+    EXPECT_FALSE(woken) << "tsleep(0), not woken: false";
+  }
+  {
+    constexpr std::int64_t kTimeout = 5'000'000;  // 5 ms
+    Note n;
+    n.clear();
+    std::vector<std::int64_t> sleeps;  // the sleeper's, read after the join
+    bool woken = true;
+    std::thread t([&] {  // a new thread: its first futexsleep returns at once
+      step_hook = [&](Step step, std::int64_t ns) {
+        if (step == Step::kFutexsleep) sleeps.push_back(ns);
+      };
+      woken = n.tsleep(kTimeout);
+      step_hook = nullptr;
+    });
+    t.join();
+    EXPECT_FALSE(woken);
+    ASSERT_GE(sleeps.size(), 2u) << "the first futexsleep returns at once";
+    EXPECT_LE(sleeps[0], kTimeout);
+    for (std::size_t i = 1; i < sleeps.size(); ++i) {
+      EXPECT_LT(sleeps[i], sleeps[i - 1])
+          << "futexsleep " << i + 1 << " after an early return: only what is "
+          << "left to the deadline, less each time";
+    }
+  }
 }
 
 // tsleep gives up only once its time has passed, and not before, even

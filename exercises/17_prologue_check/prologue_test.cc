@@ -144,6 +144,37 @@ TEST(Newstack, GrowsTwiceOrMoreUntilTheFrameFits) {
   EXPECT_EQ(gp.stack_hi - gp.stack_lo, 131072u);
 }
 
+// Go's newstack doubles until the frame fits above the part of the stack
+// already in use, with kStackGuard to spare: newsize - used >= frame +
+// kStackGuard. Each case starts from a fresh 2 KiB stack, and in each the
+// new size alone, or the room without the guard, would stop the doubling
+// too early.
+TEST(Newstack, CountsTheUsedPartAndTheGuard) {
+  struct Case {
+    std::size_t used, frame, want;
+    const char* why;
+  };
+  const Case cases[] = {
+      {1900, 2500, 8192,
+       "4096 holds 2500 + 928, but not above the 1900 bytes in use"},
+      {1500, 2500, 8192,
+       "4096 - 1500 holds the 2500-byte frame, but not the guard too"},
+      {1500, 1668, 4096,
+       "4096 - 1500 = 1668 + 928 exactly: it fits, no second doubling"},
+      {2000, 30000, 65536,
+       "32768 holds 30000 + 928, but not above the 2000 bytes in use"},
+  };
+  for (const Case& c : cases) {
+    G gp;
+    malg(gp, kLo, kSize);
+    M m;
+    EXPECT_STREQ(name(newstack(gp, m, gp.stack_hi - c.used, c.frame)), "kGrew");
+    EXPECT_EQ(gp.stack_hi - gp.stack_lo, c.want)
+        << c.used << " bytes used, a " << c.frame << "-byte frame: " << c.why;
+    EXPECT_EQ(gp.stackguard0.load(), gp.stack_lo + kStackGuard);
+  }
+}
+
 TEST(Newstack, PastTheLimitIsAStackOverflow) {
   G gp;
   malg(gp, kLo, std::size_t{512} << 20);  // 512 MiB: twice is over 1e9

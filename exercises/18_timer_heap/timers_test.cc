@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exercises/testing/harness.h"
@@ -113,6 +114,29 @@ TEST(Deltimer, MarksWithoutTouchingTheHeap) {
   EXPECT_EQ(pp.deleted, 1);
 }
 
+// The earliest timer is no exception: deltimer marks it where it is, and
+// timer0_when keeps its deadline (a lower bound, as Go's timer0When) until
+// check_timers takes it out.
+TEST(Deltimer, MarksTheTopToo) {
+  auto ts = make_timers({50, 10, 70, 30, 90, 20, 60, 40, 80});
+  P pp;
+  for (auto& t : ts) addtimer(pp, *t);
+  ASSERT_EQ(pp.timers[0], ts[1].get());
+  std::vector<Timer*> before = pp.timers;
+  std::uint64_t cmp = pp.comparisons;
+  EXPECT_TRUE(deltimer(pp, *ts[1])) << "the top, waiting: stopped";
+  EXPECT_EQ(ts[1]->status, Status::kDeleted) << "marked, not removed";
+  EXPECT_EQ(pp.deleted, 1);
+  EXPECT_EQ(pp.timers, before) << "deltimer moves nothing, even at the top";
+  EXPECT_EQ(pp.comparisons, cmp) << "deltimer compares nothing";
+  EXPECT_EQ(pp.timer0_when, 10) << "still the top's deadline";
+  EXPECT_EQ(check_timers(pp, 5), 0);
+  EXPECT_EQ(ts[1]->status, Status::kRemoved) << "taken out at the top";
+  EXPECT_EQ(pp.deleted, 0);
+  EXPECT_EQ(pp.timers.size(), 8u);
+  EXPECT_TRUE(is_heap4(pp));
+}
+
 TEST(CheckTimers, RunsDueTimersEarliestFirstAndSkipsDeletedOnes) {
   auto ts = make_timers({70, 10, 50, 30, 90, 20, 60, 40, 80, 100});
   std::vector<std::int64_t> ran;
@@ -211,6 +235,96 @@ TEST(CheckTimers, ClearsDeletedTimersPastAQuarter) {
   EXPECT_EQ(pp.timers.size(), 14u);
   for (Timer* v : victims) EXPECT_EQ(v->status, Status::kRemoved);
   EXPECT_TRUE(is_heap4(pp));
+}
+
+// Deleted timers at the top are taken out whether or not they are due:
+// the top that decides whether anything is due, and timer0_when, is the
+// earliest waiting timer.
+TEST(CheckTimers, TakesOutADeletedTopThatIsNotYetDue) {
+  // 12 timers: 2 deleted are not more than a quarter, no clean-up.
+  auto ts = make_timers({10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120});
+  P pp;
+  int fired = 0;
+  for (auto& t : ts) {
+    t->f = [&fired](Timer&) { ++fired; };
+    addtimer(pp, *t);
+  }
+  ASSERT_TRUE(deltimer(pp, *ts[0]));  // 10, at the top
+  ASSERT_TRUE(deltimer(pp, *ts[1]));  // 20, the top once 10 is out
+  EXPECT_EQ(check_timers(pp, 5), 0) << "nothing is due at 5";
+  EXPECT_EQ(fired, 0);
+  EXPECT_EQ(ts[0]->status, Status::kRemoved)
+      << "a deleted top leaves even before its time";
+  EXPECT_EQ(ts[1]->status, Status::kRemoved) << "and so does the next one";
+  EXPECT_EQ(pp.deleted, 0);
+  EXPECT_EQ(pp.timers.size(), 10u);
+  EXPECT_EQ(pp.timer0_when, 30) << "the earliest waiting timer's deadline";
+  EXPECT_TRUE(is_heap4(pp));
+}
+
+// Go's timerHeapify (siftdown from the last parent up to the root), here
+// on the `when`s alone: what clear_deleted_timers must leave.
+std::vector<std::int64_t> heapified(std::vector<std::int64_t> a) {
+  const std::size_t n = a.size();
+  for (std::size_t p = n > 1 ? (n - 2) / 4 + 1 : 0; p-- > 0;) {
+    std::size_t i = p;
+    for (;;) {
+      std::size_t best = i;
+      for (std::size_t c = 4 * i + 1; c <= 4 * i + 4 && c < n; ++c) {
+        if (a[c] < a[best]) best = c;
+      }
+      if (best == i) break;
+      std::swap(a[i], a[best]);
+      i = best;
+    }
+  }
+  return a;
+}
+
+// A heap of 1365 (six full levels) whose 341 parents are deleted, the top
+// among them; the 1024 leaves are kept, later ones earlier. The kept
+// timers stay in their order and are heapified in O(n): Go's
+// timerHeapify makes about 4/3 comparisons per timer here (at most 4 per
+// level, and most timers are near the bottom), where sifting each kept
+// timer up (as if adding them again) or sorting them makes over 4.
+TEST(ClearDeletedTimers, KeepsTheOrderAndHeapifiesInLinearTime) {
+  constexpr std::size_t kParents = 341, kLeaves = 1024;
+  std::vector<std::int64_t> whens;
+  for (std::size_t i = 0; i < kParents; ++i) {
+    whens.push_back(static_cast<std::int64_t>(1 + i));  // parents: early
+  }
+  std::vector<std::int64_t> kept;
+  for (std::size_t j = 0; j < kLeaves; ++j) {
+    whens.push_back(static_cast<std::int64_t>(100'000 - 7 * j));
+    kept.push_back(whens.back());
+  }
+  auto ts = make_timers(whens);
+  P pp;
+  for (auto& t : ts) {
+    t->status = Status::kWaiting;
+    pp.timers.push_back(t.get());
+  }
+  pp.timer0_when = 1;
+  ASSERT_TRUE(is_heap4(pp)) << "the test's own heap";
+  for (std::size_t i = 0; i < kParents; ++i) ASSERT_TRUE(deltimer(pp, *ts[i]));
+  std::uint64_t before = pp.comparisons;
+  clear_deleted_timers(pp);
+  std::uint64_t cmp = pp.comparisons - before;
+  for (std::size_t i = 0; i < kParents; ++i) {
+    ASSERT_EQ(ts[i]->status, Status::kRemoved) << "deleted timer " << i;
+  }
+  EXPECT_EQ(pp.deleted, 0);
+  ASSERT_EQ(pp.timers.size(), kLeaves);
+  EXPECT_TRUE(is_heap4(pp)) << "(timer0_when: the new top's, not the "
+                               "deleted top's)";
+  EXPECT_LE(cmp, 2 * kLeaves)
+      << "the rebuild is not O(n): " << cmp << " comparisons for " << kLeaves
+      << " timers";
+  std::vector<std::int64_t> got;
+  for (Timer* t : pp.timers) got.push_back(t->when);
+  EXPECT_EQ(got, heapified(kept))
+      << "not the heap that Go's clean-up leaves: the kept timers in their "
+         "order, then siftdown from the last parent up to the root";
 }
 
 TEST(Addtimer, RejectsAnInitializedTimerAndBadInput) {
