@@ -58,8 +58,9 @@ def _variant(kind, srcs, hdrs, tests, deps, test_deps, size, linkopts, tags,
         # tests (a define that follows the library to its dependents), and
         # the standard library's checks of array bounds, so that a run in
         # which the code overruns a buffer fails at once.
+        # Tagged: the sanitizer configs leave it out (.bazelrc).
         _library_and_test(kind + "_relacy", srcs, hdrs, relacy_tests, deps,
-                          test_deps, size, linkopts, tags,
+                          test_deps, size, linkopts, tags + ["relacy"],
                           ["GMP_RELACY", "_GLIBCXX_ASSERTIONS"])
 
 def _library_and_test(kind, srcs, hdrs, tests, deps, test_deps, size,

@@ -41,6 +41,8 @@
 #include <system_error>
 #include <vector>
 
+#include "exercises/testing/atomic.h"
+
 namespace gmp::exercises::netpoll {
 
 // ---- Provided: test hooks ------------------------------------------------------
@@ -78,15 +80,15 @@ class Parker {
   void park(Commit&& commit) {
     chaos_delay();
     {
-      std::lock_guard lk(mu_);
+      std::lock_guard<Mutex> lk(mu_);
       armed_ = true;  // from here an unpark() is expected
     }
     if (!commit()) {
-      std::lock_guard lk(mu_);
+      std::lock_guard<Mutex> lk(mu_);
       armed_ = false;
       return;
     }
-    std::unique_lock lk(mu_);
+    std::unique_lock<Mutex> lk(mu_);
     parks_.fetch_add(1, std::memory_order_relaxed);
     parked_.store(true, std::memory_order_relaxed);
     cv_.wait(lk, [this] { return permit_; });
@@ -101,8 +103,9 @@ class Parker {
   /// pending already, is counted in stray_wakes() (a bug: a waiter handed
   /// out twice, or a stale pointer).
   void unpark() {
-    std::lock_guard lk(mu_);  // notify under the lock: once we let go, the
-                              // owner may return and destroy *this
+    // Notify under the lock: once we let go, the owner may return and
+    // destroy *this.
+    std::lock_guard<Mutex> lk(mu_);
     if (!armed_ || permit_) stray_wakes_.fetch_add(1, std::memory_order_relaxed);
     permit_ = true;
     cv_.notify_one();
@@ -122,8 +125,8 @@ class Parker {
   }
 
  private:
-  std::mutex mu_;               // protects permit_ and armed_
-  std::condition_variable cv_;  // the owner waits here for permit_
+  Mutex mu_;                    // protects permit_ and armed_
+  CondVar cv_;                  // the owner waits here for permit_
   bool permit_ = false;         // an unpark() the owner has not consumed
   bool armed_ = false;          // the owner is in park(), past its start
   std::atomic<bool> parked_{false};  // relaxed: a snapshot for tests
@@ -151,14 +154,14 @@ struct PollDesc {
   /// pollunblock() began: reads fail with ClosedError. Written once
   /// (false -> true) by pollunblock; read by readers (see netpollblock for
   /// the memory order).
-  std::atomic<bool> closing{false};
+  Atomic<bool> closing{false};
 
   /// The read semaphore (Go's pd.rg): pdNil, pdReady, pdWait, or the
   /// parked reader's Parker* (reinterpret_cast to and from uintptr_t). See
   /// the top of this file. Changed only by compare-and-swap or exchange:
   /// by the reader (netpollblock) and by the poller and the closer
   /// (netpollunblock).
-  std::atomic<std::uintptr_t> rg{pdNil};
+  Atomic<std::uintptr_t> rg{pdNil};
 };
 
 /// What a read of a descriptor that is being closed throws (Go's

@@ -17,7 +17,12 @@
 
 // Relacy's main header also defines macros for a program written against
 // it (memory_order_relaxed as "mo_relaxed, $", new, delete, malloc, assert,
-// ...): the exercises are written against the standard library, so they go.
+// errno, ...): the exercises are written against the standard library, so
+// they go, and the C library's assert and errno come back.
+#include <cassert>
+#include <cerrno>
+#pragma push_macro("assert")
+#pragma push_macro("errno")
 #include <relacy/relacy.hpp>
 #undef memory_order_relaxed
 #undef memory_order_consume
@@ -33,6 +38,8 @@
 #undef free
 #undef assert
 #undef errno
+#pragma pop_macro("assert")
+#pragma pop_macro("errno")
 
 namespace gmp::exercises {
 
