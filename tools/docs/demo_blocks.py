@@ -13,10 +13,13 @@ A README shows one run of its stage's demo between two markers:
 `write` (run by `./course demo STAGE --publish`) replaces what is between
 them with the demo's output OUTPUT, fenced, after a line naming the
 machine it ran on, so the figures in it come from a real run, never from
-a hand. `check` (run by each stage's demo_test, on a quick run) fails if a
-line of the block is not a line the demo prints: numbers stand for any
-number and runs of spaces for any spacing, so the check sees text that the
-demo's code moved past, not a machine's speed.
+a hand. `check` (run by each stage's demo_test, on a quick run) fails
+unless the block's lines are the demo's lines, all of them and in the
+same order (blank lines aside), where numbers stand for any number and
+runs of spaces for any spacing: so the check sees a line that the demo's
+code dropped, added, reworded or moved, not a machine's speed nor the
+quick run's smaller sizes. (Two lines that differ only in a number, such
+as "with 2 workers" and "with 3 workers", look alike to it.)
 """
 
 import re
@@ -65,24 +68,31 @@ def check(readme, output):
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     with open(output, encoding="utf-8") as f:
-        printed = {shape(line) for line in f.read().split("\n")}
+        printed = [shape(line) for line in f.read().split("\n") if line.strip()]
     start, end = block(text, readme)
     shown = [line for line in output_lines(text[start:end]) if line.strip()]
     if not shown:
         print(f"demo_blocks: {readme}'s demo block shows no output",
               file=sys.stderr)
         return 1
-    stale = [line for line in shown if shape(line) not in printed]
-    for line in stale:
-        print(f"demo_blocks: {readme} shows a line the demo no longer "
-              f"prints: {line.strip()}", file=sys.stderr)
-    if stale:
-        print("demo_blocks: rewrite the block with ./course demo STAGE "
-              "--publish", file=sys.stderr)
-        return 1
-    print(f"demo_blocks: all {len(shown)} lines of {readme}'s demo block "
-          "are lines the demo prints")
-    return 0
+    # The same lines in the same order, numbers and spacing aside: a line
+    # dropped, added, reworded or moved is a difference.
+    for i, (a, b) in enumerate(zip(shown, printed)):
+        if shape(a) != b:
+            print(f"demo_blocks: {readme}'s demo block, line {i + 1} of the "
+                  f"run shown: {a.strip()!r}; the demo now prints a line of "
+                  f"another shape there: {b!r}", file=sys.stderr)
+            break
+    else:
+        if len(shown) == len(printed):
+            print(f"demo_blocks: all {len(shown)} lines of {readme}'s demo "
+                  "block are the demo's lines, in its order")
+            return 0
+        print(f"demo_blocks: {readme}'s demo block shows {len(shown)} lines; "
+              f"the demo prints {len(printed)}", file=sys.stderr)
+    print("demo_blocks: rewrite the block with ./course demo STAGE --publish",
+          file=sys.stderr)
+    return 1
 
 
 def main(argv):

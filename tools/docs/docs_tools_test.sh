@@ -133,5 +133,29 @@ for want in "labs/runq/README.md:1: $style: no such file" \
             "3 named files do not exist"; do
   grep -q -- "$want" <<<"$out" || fail "file_refs missed: $want in: $out"
 done
+# A slip in a top folder's name, another project's file, an ignored line.
+rm "$tmp/repo/labs/runq/README.md"
+g="docs/course/g"".md"
+printf 'See %s and Go'"'"'s HACKING.md;\nno %s here (file_refs: ignore).\n' \
+  "stage_gpm""/x.h" "STYLE"".md" >"$tmp/repo/$g"
+mkdir -p "$tmp/repo/stage_gmp" && : >"$tmp/repo/stage_gmp/x.h"
+if out=$(refs "$tmp/repo" 2>&1); then fail "a slip passed: $out"; fi
+grep -q "$g:1: stage_gpm/x.h: no such file" <<<"$out" || fail "slip not named: $out"
+grep -q "HACKING\|STYLE" <<<"$out" && fail "outside or ignored names flagged: $out"
+rm "$tmp/repo/$g"
+
+# demo_blocks.py: the README's run is the demo's lines, in order.
+blocks() { "$py" "$dir/demo_blocks.py" "$@"; }
+printf 'a run\n  took 5 ms\nwith 2 workers:\n  starved\n' >"$tmp/run.txt"
+printf '# X\n<!-- demo:begin (written by hand here) -->\nold\n<!-- demo:end -->\nafter\n' >"$tmp/R.md"
+blocks write "$tmp/R.md" "$tmp/run.txt" "a test" >/dev/null || fail "demo_blocks write failed"
+grep -q "^after$" "$tmp/R.md" && grep -q "One run, on a test:" "$tmp/R.md" || fail "write: $(cat "$tmp/R.md")"
+printf 'a run\n  took 17 ms\nwith 3 workers:\n  starved\n' >"$tmp/run2.txt"
+out=$(blocks check "$tmp/R.md" "$tmp/run2.txt") || fail "numbers aside, the run matches: $out"
+printf 'a run\nwith 2 workers:\n  took 5 ms\n  starved\n' >"$tmp/run3.txt"
+if out=$(blocks check "$tmp/R.md" "$tmp/run3.txt" 2>&1); then fail "moved lines passed: $out"; fi
+printf 'a run\n  took 5 ms\nwith 2 workers:\n  starved\n  and explained\n' >"$tmp/run4.txt"
+if out=$(blocks check "$tmp/R.md" "$tmp/run4.txt" 2>&1); then fail "a dropped line passed: $out"; fi
+grep -q "shows 4 lines; the demo prints 5" <<<"$out" || fail "count not named: $out"
 
 echo "docs_tools_test: ok"
