@@ -13,13 +13,14 @@ namespace gmp {
 /// A sequentially consistent StoreLoad barrier: every store before it is
 /// visible to the other side before any load after it.
 ///
-/// ThreadSanitizer does not model std::atomic_thread_fence (GCC rejects it
-/// under -fsanitize=thread), so TSan builds use the other textbook form:
+/// ThreadSanitizer does not model std::atomic_thread_fence (GCC warns so
+/// under -fsanitize=thread, and CI makes warnings errors), so TSan builds
+/// use the other textbook form:
 /// both sides do a seq_cst read-modify-write on one shared word. The RMWs
 /// are totally ordered, so whichever side comes second sees everything the
 /// first side stored before its RMW. That costs a shared cache line, which
-/// is why the normal build uses the fence (one `mfence` on x86-64, one
-/// `dmb ish` on aarch64).
+/// is why the normal build uses the fence (with GCC 12, one `lock or` of
+/// zero to the stack on x86-64; one `dmb ish` on aarch64).
 inline void storeload_fence() {
 #if defined(__SANITIZE_THREAD__)
   static std::atomic<unsigned> word{0};

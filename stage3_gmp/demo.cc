@@ -63,7 +63,9 @@ void sample_queues(const gmp::stage3::Runtime& rt, Clock::time_point start,
     std::string q = queues(rt);
     if (!all_empty(q)) {
       seen_work = true;
-      if (q != last) std::printf("   %6.1f ms  %s\n", ms_since(start), q.c_str());
+      if (q != last) {
+        std::printf("   %6.1f ms  %s\n", ms_since(start), q.c_str());
+      }
       last = q;
     } else if (seen_work || over) {
       std::printf("   %6.1f ms  every queue empty: %s\n", ms_since(start),
@@ -82,8 +84,9 @@ void work_stealing(int procs) {
   const double cpu_ms = kStealWork * kWorkUs / 1000.0;
   const int usable = std::min<int>(procs, static_cast<int>(cores));
   std::printf("1. One P makes all the work: main makes %d goroutines on its "
-              "P, %d Ps in all.\n   Each spins %d us of CPU, %.0f ms in all: ideally "
-              "%.0f ms on %d Ps (%u cores here: %.0f ms at best).\n",
+              "P, %d Ps in all.\n   Each spins %d us of CPU, %.0f ms in "
+              "all: ideally %.0f ms on %d Ps (cores here: %u, so %.0f ms at "
+              "best).\n",
               kStealWork, procs, kWorkUs, cpu_ms, cpu_ms / procs, procs,
               cores, cpu_ms / usable);
   std::printf("   Queue lengths (runnext not counted), sampled about every "
@@ -108,11 +111,11 @@ void work_stealing(int procs) {
   done.store(true);
   sampler.join();
   Stats s = rt.stats();
-  std::printf("   done in %.0f ms (ideal %.0f ms on %d cores)\n"
-              "   %llu steals moved %llu goroutines (%llu victims tried);\n"
-              "   full local queues overflowed %llu times (half of one to "
-              "the GRQ each time);\n   the GRQ gave %llu goroutines (main "
-              "among them) in %llu batches\n\n",
+  std::printf("   done in %.0f ms (ideal: %.0f ms, Ps and cores used: %d)\n"
+              "   steals: %llu, moving %llu goroutines (victims tried: %llu)\n"
+              "   overflows of a full local queue to the GRQ (half of it "
+              "each): %llu\n   goroutines the GRQ gave (main among them): "
+              "%llu, in batches: %llu\n\n",
               ms_since(start), cpu_ms / usable, usable,
               (unsigned long long)s.steals, (unsigned long long)s.stolen,
               (unsigned long long)s.steal_attempts,

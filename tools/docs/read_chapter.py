@@ -4,9 +4,10 @@
 Usage: read_chapter.py [CHAPTER]   (run from the repository's root)
 
 CHAPTER is a page of docs/course/ by its anchor (stage3, glossary;
-index or mainpage for the first page) or a Markdown file's path; without one, the chapters are listed. The chapters
-are written for Doxygen (`./course docs` builds them into the site); read
-raw, their commands would show instead of what they pull in. Here:
+index or mainpage for the first page) or a Markdown file's path; without
+one, the chapters are listed. The chapters are written for Doxygen
+(`./course docs` builds them into the site); read raw, their commands
+would show instead of what they pull in. Here:
 
 - @snippet FILE NAME: the code between FILE's two `[NAME]` markers, the
   code the site shows, with its file name;
@@ -16,8 +17,9 @@ raw, their commands would show instead of what they pull in. Here:
   results and statements as `./course docs` does);
 - @dotfile / @image: the figure's caption, its file, and where the site
   draws it;
-- @ref PAGE: the page's title and file; {#anchor}, @tableofcontents and
-  the figures' source tags (<!-- fig ... -->) go.
+- @ref NAME ["text"]: the text (or the page's title) and where it leads,
+  a chapter's file or a section's file and heading; {#anchor},
+  @tableofcontents and the figures' source tags (<!-- fig ... -->) go.
 """
 
 import glob
@@ -25,6 +27,7 @@ import html
 import html.parser
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +44,19 @@ def pages():
         m = re.match(r"#\s+(.*?)\s*\{#(\w+)\}", first)
         if m:
             out[m.group(2)] = (m.group(1), path)
+    return out
+
+
+def sections():
+    """{anchor: (heading, path)} for every heading with an anchor below a
+    chapter's title ("## Note 000: ... {#notes_000}")."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(COURSE, "*.md"))):
+        with open(path, encoding="utf-8") as f:
+            for line in f.readlines()[1:]:
+                m = re.match(r"#{2,}\s+(.*?)\s*\{#(\w+)\}", line)
+                if m:
+                    out[m.group(2)] = (m.group(1), path)
     return out
 
 
@@ -149,32 +165,43 @@ def render(text, anchors):
         elif cmd in ("dotfile", "image"):
             out.append(figure(cmd, rest))
         else:
-            out.append(re.sub(r"@ref (\w+)", lambda r: ref(r, anchors), line))
+            out.append(REF.sub(lambda r: ref(r, anchors), line))
     return "\n".join(out)
 
 
+# @ref NAME, or @ref NAME "the text to show".
+REF = re.compile(r'@ref (\w+)(?: "([^"]*)")?')
+
+
 def ref(match, anchors):
-    """@ref PAGE as the page's title and file."""
-    name = match.group(1)
+    """@ref as its text and where it leads: a page's title and file, a
+    section's heading and file, or a Markdown file's path."""
+    name, text = match.group(1), match.group(2)
     if name in anchors:
         title, path = anchors[name]
-        return f'"{title}" ({path})'
+        where = path if name in PAGES else f"{path}: {title}"
+        return f"{text} ({where})" if text else f'"{title}" ({where})'
     if name.startswith("md_"):  # Doxygen's name of a Markdown file's page
-        return name[3:].replace("_", "/", name.count("_") - 1) + ".md"
-    return name
+        path = name[3:].replace("_", "/", name.count("_") - 1) + ".md"
+        return f"{text} ({path})" if text else path
+    return text or name
+
+
+PAGES = pages()
 
 
 def main(argv):
-    anchors = pages()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends us quietly
+    anchors = {**sections(), **PAGES}
     if len(argv) < 2:
         print("Chapters (./course read NAME):")
-        for name, (title, _) in anchors.items():
+        for name, (title, _) in PAGES.items():
             print(f"  {name:12} {title}")
         return 0
     want = {"index": "mainpage"}.get(argv[1], argv[1])
-    path = anchors[want][1] if want in anchors else want
-    if not os.path.isfile(path):
-        print(f"read: no chapter '{want}' (one of: {' '.join(anchors)}; or "
+    path = PAGES[want][1] if want in PAGES else want
+    if not path.endswith(".md") or not os.path.isfile(path):
+        print(f"read: no chapter '{want}' (one of: {' '.join(PAGES)}; or "
               "a Markdown file's path)", file=sys.stderr)
         return 2
     with open(path, encoding="utf-8") as f:
