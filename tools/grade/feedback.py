@@ -19,7 +19,16 @@ with only its stacks shortened:
     report through gtest (exercises/testing/harness.h's watchdog, "HANG:
     ... did not finish within N s"; "FATAL: ...", "fatal error: ...", a
     signal handler's "... while waiting for: ...", an uncaught exception's
-    "terminate called ..." with its "what():").
+    "terminate called ..." with its "what():");
+  - a Relacy report (the memory-model tests, exercises/testing/atomic.h):
+    its headline ("DATA RACE (data race detected)", "USER ASSERT FAILED
+    (assertion: ...)", "DEADLOCK ...", "LIVELOCK ..."), the iteration, and
+    the steps of its execution history that are in the course's own files
+    (the last MAX_HISTORY of them, with a line counting the rest), above
+    the gtest failure that says "(Relacy's history above)";
+  - when none of these is in the log (a plain crash: a null pointer's
+    SIGSEGV prints nothing), the test it was in, the last lines it printed,
+    and for a crash on a bad address, which build shows the stack.
 
 Everything here works on text, so tools/grade/feedback_test.py checks it
 on logs captured from real failing tests (tools/grade/testdata/).
@@ -45,6 +54,9 @@ MAX_BLOCK_LINES = 25
 # Lines of the log shown when nothing in it is recognised (a plain crash)
 # or the test timed out.
 TAIL_LINES = 12
+
+# Steps kept of a Relacy execution history (those in the course's files).
+MAX_HISTORY = 25
 
 FRAME = re.compile(r"^\s*#\d+ ")
 # A frame's trailing "(binary+0x1234)" once a source line names the place;
@@ -73,6 +85,23 @@ EXPLANATION = re.compile(r"^(HANG: |FATAL: |fatal error: |terminate called |"
 # gtest's banners: not worth a line of the tail.
 NOISE = ("Note: Google Test filter", "[==", "[--", "[ RUN", "unknown file")
 
+# Relacy's report: its result ("DATA RACE (data race detected)"; the names
+# are relacy/test_result.hpp's) on the line above "iteration: N", then
+# "execution history (N):" and one line per step, "[10] 1: <0x...> atomic
+# load, ..., in FUNCTION, FILE(LINE)", up to a blank line; then the same
+# steps again per thread (left out: the history has them in order).
+RELACY_ITERATION = re.compile(r"^iteration: \d+$")
+RELACY_RESULT = re.compile(r"^[A-Z][A-Z ./-]*[A-Z]( \(.*\))?$")
+RELACY_HISTORY = re.compile(r"^execution history \((\d+)\):$")
+RELACY_STEP = re.compile(r"^\[\d+\] \d+: ")
+RELACY_PLACE = re.compile(r", (?:\./)?(\S+)\((\d+)\)$")
+
+# The test gtest was running: the last "[ RUN      ] Suite.Name" line.
+GTEST_RUN = re.compile(r"^\[ RUN      \] (\S+)")
+# Signals of a bad memory access, which AddressSanitizer reports with the
+# stack of the access (ASan's "SEGV on unknown address ... #0 ...").
+BAD_ACCESS = {11: "SIGSEGV", 7: "SIGBUS"}
+
 TOOLS = {"ThreadSanitizer": "ThreadSanitizer", "AddressSanitizer": "AddressSanitizer",
          "LeakSanitizer": "LeakSanitizer (AddressSanitizer's leak check)",
          "runtime error": "UndefinedBehaviorSanitizer"}
@@ -90,14 +119,19 @@ def _frame(line):
     return MODULE_OFFSET.sub(r"\1", PC.sub(r"\1", line.rstrip()))
 
 
+def _own_place(path, own_dirs):
+    """Whether a source path is the course's (see _own_frame)."""
+    if path.startswith(("/", "external/", "../")):
+        return False
+    return own_dirs is None or path.split("/", 1)[0] in own_dirs
+
+
 def _own_frame(line, own_dirs):
     """Whether a frame is in the course's code: a source path relative to
     the workspace (not gtest's, under external/), in one of `own_dirs`
     (the workspace's top folders) if given."""
     m = LOCATION.search(line.rstrip())
-    if not m or m.group(1).startswith(("/", "external/", "../")):
-        return False
-    return own_dirs is None or m.group(1).split("/", 1)[0] in own_dirs
+    return bool(m) and _own_place(m.group(1), own_dirs)
 
 
 def _report_end(lines, start):
@@ -248,6 +282,81 @@ def explanations(text, shown=()):
     return out
 
 
+def relacy_reports(text, own_dirs=None):
+    """Relacy's reports in a log, each a list of lines: the result, the
+    iteration, and the history's steps in the course's files (own_dirs:
+    see _own_frame), the last MAX_HISTORY of them after a line counting
+    the steps left out; at most MAX_REPORTS."""
+    lines = text.splitlines()
+    reports = []
+    for i, line in enumerate(lines):
+        if not RELACY_ITERATION.match(line) or len(reports) >= MAX_REPORTS:
+            continue
+        out = []
+        if i > 0 and RELACY_RESULT.match(lines[i - 1]):
+            out.append(lines[i - 1])
+        out.append(line)
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        m = RELACY_HISTORY.match(lines[j]) if j < len(lines) else None
+        if m:
+            steps = []
+            j += 1
+            while j < len(lines) and RELACY_STEP.match(lines[j]):
+                steps.append(lines[j].rstrip())
+                j += 1
+            own = [s for s in steps if (p := RELACY_PLACE.search(s))
+                   and _own_place(p.group(1), own_dirs)]
+            kept = own[-MAX_HISTORY:]
+            left = len(steps) - len(kept)
+            if not left:
+                out.append(f"execution history ({len(steps)} steps):")
+            else:
+                out.append(f"execution history ({len(steps)} steps; the last "
+                           f"{len(kept)} in the course's files):")
+                out.append(f"  ... {left} step{'s' if left > 1 else ''} left out "
+                           "(earlier, or in Relacy's own files)")
+            out += [RELACY_PLACE.sub(lambda p: f", {p.group(1)}({p.group(2)})", s)
+                    for s in kept]
+        reports.append(out)
+    return reports
+
+
+def last_test(text):
+    """The test gtest was running when the log ends (its last "[ RUN ]"
+    line) and the lines printed after that line, banners left out."""
+    name, after = None, []
+    for line in text.splitlines():
+        m = GTEST_RUN.match(line)
+        if m:
+            name, after = m.group(1), []
+        elif name and line.strip() and not line.lstrip().startswith(NOISE):
+            after.append(line.rstrip())
+    return name, after
+
+
+def where_it_died(log, returncode):
+    """For a crash the log does not explain: the test it was in, the last
+    lines that test printed, and which build shows where it died."""
+    name, printed = last_test(log)
+    if name is None:
+        printed = tail(log).splitlines()
+    printed = printed[-TAIL_LINES:]
+    out = []
+    if name:
+        out.append(f"it died in {name}" + (", after printing:" if printed else
+                                            ", having printed nothing"))
+    elif printed:
+        out.append("the last lines it printed:")
+    out += ["  " + l for l in printed]
+    if returncode is not None and -returncode in BAD_ACCESS:
+        out.append(f"{BAD_ACCESS[-returncode]} is a bad memory access (a null or "
+                   "dangling pointer?); re-grade with --config asan to see where: "
+                   "AddressSanitizer prints the stack of the access")
+    return out
+
+
 def rerun_command(binary, name, env):
     """The shell command that runs one test as the grader ran it: `env`
     (the variables the grader set that change what the test does), the
@@ -284,7 +393,10 @@ def explain(log, returncode, timeout=None, report_failures=None, own_dirs=None):
         blocks = gtest_failures_from_report(report_failures)
     else:
         blocks = gtest_failures_from_log(log)
-    body = _limit(blocks, "failure")
+    body = []
+    for r in relacy_reports(log, own_dirs):
+        body += r  # above the failure that says "(Relacy's history above)"
+    body += _limit(blocks, "failure")
     for r in reports:
         body += r
     said = explanations(log, shown={l.strip() for l in body})
@@ -310,5 +422,5 @@ def explain(log, returncode, timeout=None, report_failures=None, own_dirs=None):
     if any(l.startswith("HANG: ") for l in said):
         head = "hung: its watchdog ended it"
     if not body:
-        body = tail(log).splitlines()
+        body = where_it_died(log, returncode)
     return "\n".join([f"{head} ({how}):"] + body)

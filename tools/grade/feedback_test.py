@@ -203,10 +203,131 @@ class Explanations(unittest.TestCase):
             "terminate called after throwing an instance of 'int'",
             "FATAL: a reader thread stays blocked"])
 
-    def test_a_plain_crash_shows_the_tail(self):
-        msg = feedback.explain("[ RUN      ] A.B\nstep 1\nstep 2\n", -11)
+
+
+ASAN_ADVICE = ("SIGSEGV is a bad memory access (a null or dangling pointer?); "
+               "re-grade with --config asan to see where: AddressSanitizer "
+               "prints the stack of the access")
+
+
+class PlainCrash(unittest.TestCase):
+    """A crash nothing in the log explains (a null pointer's SIGSEGV prints
+    nothing): the test it was in, what it printed, and the build that
+    shows where."""
+
+    BANNER = ("Note: Google Test filter = A.B\n[==========] Running 1 test from "
+              "1 test suite.\n[----------] Global test environment set-up.\n"
+              "[----------] 1 test from A\n")
+
+    def test_the_test_it_was_in_and_what_it_printed(self):
+        msg = feedback.explain(self.BANNER + "[ RUN      ] A.B\nstep 1\nstep 2\n", -11)
+        self.assertEqual(msg.splitlines(), [
+            "crashed (killed by signal 11):",
+            "it died in A.B, after printing:", "  step 1", "  step 2",
+            ASAN_ADVICE])
+
+    def test_a_crash_that_printed_nothing(self):
+        msg = feedback.explain(self.BANNER + "[ RUN      ] A.B\n", -11)
+        self.assertEqual(msg.splitlines(), [
+            "crashed (killed by signal 11):",
+            "it died in A.B, having printed nothing", ASAN_ADVICE])
+
+    def test_the_last_lines_only(self):
+        printed = "".join(f"step {i}\n" for i in range(30))
+        lines = feedback.explain("[ RUN      ] A.B\n" + printed, -7).splitlines()
+        self.assertEqual(lines[1], "it died in A.B, after printing:")
+        self.assertEqual(lines[2:2 + feedback.TAIL_LINES],
+                         [f"  step {i}" for i in range(30 - feedback.TAIL_LINES, 30)])
+        self.assertTrue(lines[-1].startswith("SIGBUS is a bad memory access"))
+
+    def test_other_signals_get_no_asan_advice(self):
+        msg = feedback.explain("[ RUN      ] A.B\nstep 1\n", -9)
+        self.assertEqual(msg.splitlines(), ["crashed (killed by signal 9):",
+                                            "it died in A.B, after printing:",
+                                            "  step 1"])
+
+    def test_no_test_running(self):
+        msg = feedback.explain("loading\n", -11)
         self.assertEqual(msg.splitlines(), ["crashed (killed by signal 11):",
-                                            "step 1", "step 2"])
+                                            "the last lines it printed:",
+                                            "  loading", ASAN_ADVICE])
+
+    def test_a_report_needs_no_advice(self):
+        msg = feedback.explain(log("asan_use_after_free.log"), -11, own_dirs=OWN)
+        self.assertNotIn("re-grade", msg)
+
+
+class Relacy(unittest.TestCase):
+    """Relacy's report of a memory-model test (exercise 05's mutant
+    every_order_relaxed): the result, the iteration, the history's steps
+    in the course's files, then gtest's failure that points above."""
+
+    def explain(self, name, report_failure):
+        failures = [{"failure": report_failure}]
+        return feedback.explain(log(name), 1, report_failures=failures,
+                                own_dirs=OWN).splitlines()
+
+    def test_data_race(self):
+        lines = self.explain("relacy_data_race.log",
+                             "exercises/05_local_runq/runq_relacy_test.cc:56\n"
+                             "Value of: every_run(...)\n(Relacy's history above)")
+        self.assertEqual(lines[:4], [
+            "DATA RACE (data race detected)",
+            "iteration: 1",
+            "execution history (41 steps; the last 25 in the course's files):",
+            "  ... 16 steps left out (earlier, or in Relacy's own files)"])
+        steps = lines[4:4 + feedback.MAX_HISTORY]
+        self.assertTrue(all(feedback.RELACY_STEP.match(s) for s in steps))
+        self.assertIn("[28] 0: <0x55c83d080578> atomic store, value=0x55c83d080510, "
+                      "(prev value=0), order=relaxed, in bool gmp::exercises::runq::"
+                      "LocalRunQueue::runqput(gmp::exercises::runq::G*), "
+                      "exercises/05_local_runq/solution/runq.cc(13)", steps)
+        self.assertEqual(steps[-1], "[40] 1: DATA RACE (data race detected), in "
+                         "gmp::exercises::Plain<T>::operator T() const [with T = int], "
+                         "exercises/testing/relacy_atomic.h(168)")
+        self.assertNotIn("relacy/context.hpp", "\n".join(lines))
+        # Each step once: not again from the per-thread histories.
+        self.assertEqual(len(lines), 4 + feedback.MAX_HISTORY + 3)
+        self.assertEqual(lines[-3:], [
+            "exercises/05_local_runq/runq_relacy_test.cc:56: Failure",
+            "Value of: every_run(...)", "(Relacy's history above)"])
+
+    def test_user_assert_from_the_console(self):
+        # No JSON report: gtest's block comes from the log.
+        lines = feedback.explain(log("relacy_user_assert.log"), 1,
+                                 own_dirs=OWN).splitlines()
+        self.assertEqual(lines[1:4], [
+            "USER ASSERT FAILED (assertion: owner_took + thief_took + "
+            "victim.size() == kPut + kTaken)",
+            "iteration: 2",
+            "execution history (115 steps; the last 25 in the course's files):"])
+        self.assertEqual(lines[-6], "[114] 1: USER ASSERT FAILED (assertion: "
+                         "owner_took + thief_took + victim.size() == kPut + kTaken), "
+                         "in after, exercises/05_local_runq/runq_relacy_test.cc(93)")
+        self.assertEqual(lines[-5:], [
+            "exercises/05_local_runq/runq_relacy_test.cc:101: Failure",
+            "Value of: rl::simulate<TornPair>(p)",
+            "  Actual: false",
+            "Expected: true",
+            "a thief trusted a head and a tail read far apart in time "
+            "(Relacy's history above)"])
+
+    def test_a_short_history_is_whole(self):
+        text = ("DEADLOCK (deadlock detected)\niteration: 3\n\n"
+                "execution history (2):\n"
+                "[0] 0: <0x1> mutex: lock, in f, exercises/09_x/pool.cc(5)\n"
+                "[1] 1: DEADLOCK (deadlock detected), in g, exercises/09_x/pool.cc(9)\n"
+                "\nthread 0:\n"
+                "[0] 0: <0x1> mutex: lock, in f, exercises/09_x/pool.cc(5)\n")
+        self.assertEqual(feedback.relacy_reports(text, OWN), [[
+            "DEADLOCK (deadlock detected)", "iteration: 3",
+            "execution history (2 steps):",
+            "[0] 0: <0x1> mutex: lock, in f, exercises/09_x/pool.cc(5)",
+            "[1] 1: DEADLOCK (deadlock detected), in g, exercises/09_x/pool.cc(9)"]])
+
+    def test_livelock_without_a_history(self):
+        self.assertEqual(feedback.relacy_reports("LIVELOCK\niteration: 12\n\n"),
+                         [["LIVELOCK", "iteration: 12"]])
 
 
 class Rerun(unittest.TestCase):

@@ -62,10 +62,20 @@ class Exercise:
         self.id = folder.name
         self.number = folder.name.split("_", 1)[0]
         self.folder = folder
-        meta = json.loads((folder / "points.json").read_text())
-        self.title = meta["title"]
-        self.stage = meta["stage"]
-        self.points = meta["points"]  # test name -> points, in report order
+        path = folder / "points.json"
+        try:
+            meta = json.loads(path.read_text())
+            self.title = meta["title"]
+            self.stage = meta["stage"]
+            self.points = meta["points"]  # test name -> points, in report order
+            if not isinstance(self.points, dict) or not all(
+                    isinstance(v, int) for v in self.points.values()):
+                raise ValueError('"points" is not an object of test names '
+                                 'and integers')
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            what = f"no {e}" if isinstance(e, KeyError) else str(e)
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            raise GradeError(f"{shown} cannot be read: {what}")
         # Tests graded under ThreadSanitizer whatever --config says
         # (unless it names another sanitizer): races x86 would hide.
         self.tsan = meta.get("tsan", [])
@@ -307,8 +317,14 @@ def shown_path(binary):
 
 def test_env(args):
     """The variables the grader sets for a test that change what it does,
-    in the order a rerun command shows them."""
-    env = {"GMP_EXERCISE_SEED": str(args.seed)}
+    in the order a rerun command shows them: the seed, the per-test limit
+    of the harness's watchdog (exercises/testing/harness.h; 10 s below
+    --timeout, so that the watchdog names a hung test before the grader
+    kills it without a word), the iterations if the grader was given
+    them, the sanitizer's options. (The grader also sets TEST_TMPDIR, as
+    bazel test does; no test reads it, so a rerun leaves it out.)"""
+    env = {"GMP_EXERCISE_SEED": str(args.seed),
+           "GMP_EXERCISE_TEST_LIMIT": str(max(1, args.timeout - 10))}
     if os.environ.get("GMP_EXERCISE_ITERATIONS"):
         env["GMP_EXERCISE_ITERATIONS"] = os.environ["GMP_EXERCISE_ITERATIONS"]
     env.update(sanitizer_env(args.config))
@@ -321,10 +337,7 @@ def run_test(binary, name, args):
     rerun = feedback.rerun_command(shown_path(binary), name, test_env(args))
     with tempfile.TemporaryDirectory() as tmp:
         report = pathlib.Path(tmp) / "report.json"
-        # The harness's per-test watchdog names a hung test 10 s before
-        # this time limit would kill it without a word.
-        env = dict(os.environ, GMP_EXERCISE_TEST_LIMIT=str(max(1, args.timeout - 10)),
-                   TEST_TMPDIR=tmp, **test_env(args))
+        env = dict(os.environ, TEST_TMPDIR=tmp, **test_env(args))
         code, stdout, stderr = run_process(
             [binary, f"--gtest_filter={name}", f"--gtest_output=json:{report}"],
             env, args.timeout)
@@ -660,7 +673,10 @@ def main():
         print(f"course grade: {e}", file=sys.stderr)
         return 2
     if kind == "student":
-        state.record_grades(results, args.config)  # for ./course progress
+        try:
+            state.record_grades(results, args.config)  # for ./course progress
+        except Exception as e:  # noqa: BLE001 -- the record never stops a grade
+            state.warn_unrecorded("this grade was", e)
     if args.json:
         write_json(args.json, results, args, kind)
     if args.junit:

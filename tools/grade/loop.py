@@ -7,11 +7,13 @@
         .course/hints.json); --all: every tier; --reset: start again
     ./course watch NN [GRADE OPTIONS]
         grades exercise NN, then again whenever a file of its folder
-        changes (checked every second); Ctrl-C ends it
+        changes (checked every second), with one seed throughout (--seed's,
+        or one chosen and printed at the start); Ctrl-C ends it
     ./course progress
-        every exercise's best score so far and every lab's last result
-        (.course/progress.json, written by ./course grade and ./course
-        lab), and what to do next
+        every exercise's best score so far (and its last, when lower) and
+        every lab's last result (.course/progress.json, written by
+        ./course grade and ./course lab), and what to do next: the first
+        exercise graded below full marks, else the first not graded
 
 Exit status 2 for a bad exercise or option, as the grader's.
 """
@@ -19,6 +21,7 @@ Exit status 2 for a bad exercise or option, as the grader's.
 import argparse
 import html
 import pathlib
+import random
 import re
 import subprocess
 import sys
@@ -35,6 +38,8 @@ DETAILS = re.compile(r"<details>\s*<summary>(.*?)</summary>(.*?)</details>", re.
 FENCE = re.compile(r"^\s*```")
 LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+# An inline code span (`std::atomic<G*>`): left as written.
+CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
 
 def one_exercise(selector):
@@ -53,9 +58,10 @@ def hints(e):
 
 
 def render(body, folder):
-    """A hint's Markdown for a terminal: code blocks as written; elsewhere
-    HTML tags dropped, entities decoded and links written as "text (path)",
-    a link into the course as a path from the course's folder."""
+    """A hint's Markdown for a terminal: code blocks and inline code spans
+    as written; elsewhere HTML tags dropped, entities decoded and links
+    written as "text (path)", a link into the course as a path from the
+    course's folder."""
     out, in_code = [], False
     for line in body.strip("\n").splitlines():
         if FENCE.match(line):
@@ -65,8 +71,14 @@ def render(body, folder):
         if in_code:
             out.append(line)
             continue
-        out.append(html.unescape(TAG.sub("", LINK.sub(
-            lambda m: f"{m.group(1)} ({_target(m.group(2), folder)})", line))))
+        line = LINK.sub(lambda m: f"{m.group(1)} ({_target(m.group(2), folder)})",
+                        line)
+        text, at = [], 0
+        for m in CODE_SPAN.finditer(line):
+            text += [html.unescape(TAG.sub("", line[at:m.start()])), m.group(0)]
+            at = m.end()
+        text.append(html.unescape(TAG.sub("", line[at:])))
+        out.append("".join(text))
     return "\n".join(out)
 
 
@@ -82,6 +94,23 @@ def _target(url, folder):
     except ValueError:
         return url
     return shown + (f"#{anchor}" if anchor else "")
+
+
+def tiers_shown(seen, exercise_id, count):
+    """How many of an exercise's `count` hint tiers were shown, from
+    hints.json's `seen`: an int in 0..count, anything else (a hand-edited
+    file) counts as none."""
+    n = seen.get(exercise_id, 0)
+    if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= count:
+        return n
+    return 0
+
+
+def _save_hints(seen):
+    try:
+        state.save("hints.json", seen)
+    except OSError as e:
+        state.warn_unrecorded("the hints shown are", e)
 
 
 def cmd_hint(argv):
@@ -100,11 +129,11 @@ def cmd_hint(argv):
     seen = state.load("hints.json")
     if args.reset:
         seen.pop(e.id, None)
-        state.save("hints.json", seen)
+        _save_hints(seen)
         print(f"course hint: {e.number}: the tiers shown are forgotten; "
               f"`./course hint {e.number}` shows hint 1 of {len(tiers)}")
         return 0
-    shown = seen.get(e.id, 0)
+    shown = tiers_shown(seen, e.id, len(tiers))
     if args.all:
         picked = range(len(tiers))
     elif shown >= len(tiers):
@@ -120,7 +149,7 @@ def cmd_hint(argv):
         print(render(body, e.folder))
         print()
     seen[e.id] = max(shown, picked[-1] + 1)
-    state.save("hints.json", seen)
+    _save_hints(seen)
     left = len(tiers) - seen[e.id]
     if left:
         print(f"{left} more hint{'s' if left > 1 else ''}, each giving away "
@@ -149,6 +178,18 @@ def stamps(files):
     return out
 
 
+def watch_command(e, grade_options, seed):
+    """The grade command a watch runs at every change: one seed for the
+    whole watch (`seed`, --seed's, or one chosen now and printed), so that
+    a change's effect is not a new schedule's."""
+    if seed is None:
+        seed = random.SystemRandom().randrange(1, 2**32)
+        grade_options = [*grade_options, "--seed", str(seed)]
+        print(f"course watch: seed {seed} for every grade of this watch "
+              f"(--seed {seed} replays it; --seed S chooses another)", flush=True)
+    return [str(COURSE), "grade", e.number, *grade_options]
+
+
 def cmd_watch(argv):
     p = argparse.ArgumentParser(
         prog="course watch",
@@ -169,7 +210,7 @@ def cmd_watch(argv):
         raise grade.GradeError("watch grades your code: --check, --solutions "
                                "and --write-index are not for it")
     files = watched_files(e)
-    cmd = [str(COURSE), "grade", e.number, *grade_options]
+    cmd = watch_command(e, grade_options, options.seed)
     try:
         while True:
             subprocess.run(cmd, cwd=ROOT)
@@ -204,30 +245,47 @@ def _exercises(numbers):
     return f"exercise{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}"
 
 
+def next_exercise(exercises, record):
+    """The exercise to work on: the lowest-numbered one graded below full
+    marks (last time: a regression counts), else the first not graded
+    yet; None when every one's last grade is full. `record`: progress.json."""
+    graded, fresh = [], []
+    for e in exercises:
+        r = state.exercise_record(record, e.id)
+        if r is None:
+            fresh.append(e)
+        elif r["last"] < e.max_points():
+            graded.append(e)
+    return (graded + fresh or [None])[0]
+
+
 def cmd_progress(argv):
     p = argparse.ArgumentParser(prog="course progress",
                                 description="best scores so far, and what is next")
     p.parse_args(argv)
     record = state.load("progress.json")
-    done = record.get("exercises", {})
     exercises = grade.find_exercises([])
-    print("Exercises (best score of ./course grade so far):")
-    full = set()
+    print("Exercises (best score of ./course grade so far; \"last\" when the "
+          "latest grade is lower:\nthe code as it is now loses points it once "
+          "earned):")
+    full = set()  # exercises whose latest grade is full marks
     for e in exercises:
-        r = done.get(e.id)
+        r = state.exercise_record(record, e.id)
+        top = e.max_points()
         if r is None:
-            score, note = f"-/{e.max_points()}", "not graded yet"
+            score, note = f"-/{top}", "not graded yet"
         else:
-            score = f"{r['best']}/{e.max_points()}"
-            note = f"last {r['last']}/{e.max_points()}, {r['config']}, {r['when']}"
-        if r is not None and r["best"] >= e.max_points():
-            full.add(e.number)
+            score = f"{r['best']}/{top}"
+            note = f"{r['config']}, {r['when']}"
+            if r["last"] < r["best"]:
+                note = f"last {r['last']}/{top}, " + note
+            if r["last"] >= top:
+                full.add(e.number)
         print(f"  {e.number} {score:>6}  {e.title} ({note})")
-    lab_record = record.get("labs", {})
     lab_list = labs()
     print("\nLabs (./course lab NAME: stage 3's own tests with your piece):")
     for name, first in lab_list:
-        r = lab_record.get(name)
+        r = state.lab_record(record, name)
         if r is None:
             note = "not run yet"
         elif r["passed"]:
@@ -235,12 +293,16 @@ def cmd_progress(argv):
         else:
             note = f"fails ({r['when']})" + (", passed before" if r["ever_passed"] else "")
         print(f"  {name:<6} {note} (do first: {_exercises(first)})")
-    todo = [e for e in exercises if e.number not in full]
+    e = next_exercise(exercises, record)
     print()
-    if todo:
-        e = todo[0]
-        r = done.get(e.id)
-        where = f"{r['best']}/{e.max_points()}" if r else "not graded yet"
+    if e:
+        r = state.exercise_record(record, e.id)
+        if r is None:
+            where = "not graded yet"
+        elif r["last"] < r["best"]:
+            where = f"last {r['last']}/{e.max_points()}, best {r['best']}"
+        else:
+            where = f"{r['last']}/{e.max_points()}"
         print(f"Next: exercise {e.number}, {e.title} ({where}): "
               f"exercises/{e.id}/README.md; `./course grade {e.number}` grades "
               f"it, `./course hint {e.number}` gives a hint, "
@@ -248,7 +310,8 @@ def cmd_progress(argv):
     else:
         print(f"Every exercise is at full marks ({len(exercises)} of "
               f"{len(exercises)}).")
-    open_labs = [(n, f) for n, f in lab_list if not lab_record.get(n, {}).get("passed")]
+    open_labs = [(n, f) for n, f in lab_list
+                 if not (state.lab_record(record, n) or {}).get("passed")]
     if open_labs:
         name, first = open_labs[0]
         missing = [n for n in first if n not in full]
@@ -266,7 +329,10 @@ def cmd_record_lab(argv):
     p.add_argument("name", choices=[n for n, _ in labs()])
     p.add_argument("result", choices=["pass", "fail"])
     args = p.parse_args(argv)
-    state.record_lab(args.name, args.result == "pass")
+    try:
+        state.record_lab(args.name, args.result == "pass")
+    except OSError as e:
+        state.warn_unrecorded("the lab's result is", e)
     return 0
 
 

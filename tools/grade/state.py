@@ -4,13 +4,17 @@ and the best score of each exercise and the last result of each lab
 (progress.json). Written by `./course grade`, `./course lab NAME` and
 `./course hint`; read by `./course progress` (tools/grade/loop.py).
 
-Losing the folder loses nothing but this record.
+Losing the folder loses nothing but this record, and the record never
+stops a command: a file that is not what this module writes counts as
+absent (entry by entry), and a folder that cannot be written costs a
+warning.
 """
 
 import datetime
 import json
 import os
 import pathlib
+import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -42,13 +46,55 @@ def _now():
     return datetime.datetime.now().isoformat(timespec="seconds")
 
 
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def exercise_record(data, exercise_id):
+    """An exercise's entry in progress.json's `data`, {"best", "max",
+    "last", "config", "when"}, or None if there is none or it is not one
+    (a hand-edited or older file): a bad entry counts as absent."""
+    exercises = data.get("exercises")
+    r = exercises.get(exercise_id) if isinstance(exercises, dict) else None
+    if not isinstance(r, dict):
+        return None
+    if not all(_is_int(r.get(k)) and r[k] >= 0 for k in ("best", "max", "last")):
+        return None
+    if r["last"] > r["best"] or not all(isinstance(r.get(k), str)
+                                        for k in ("config", "when")):
+        return None
+    return r
+
+
+def lab_record(data, name):
+    """A lab's entry in progress.json's `data`, {"passed", "ever_passed",
+    "when"}, or None if there is none or it is not one."""
+    labs = data.get("labs")
+    r = labs.get(name) if isinstance(labs, dict) else None
+    if not isinstance(r, dict):
+        return None
+    if not all(isinstance(r.get(k), bool) for k in ("passed", "ever_passed")) \
+            or not isinstance(r.get("when"), str):
+        return None
+    return r
+
+
+def _section(data, key):
+    """progress.json's `key` object, made one (empty) if it is not."""
+    if not isinstance(data.get(key), dict):
+        data[key] = {}
+    return data[key]
+
+
 def record_grades(results, config):
     """Keeps each graded exercise's best score (results: grade.py's, of
-    the student's code) and its last one, with the config it ran under."""
+    the student's code) and its last one, with the config it ran under.
+    Raises OSError if the folder cannot be written (the grader warns and
+    goes on)."""
     data = load("progress.json")
-    exercises = data.setdefault("exercises", {})
+    exercises = _section(data, "exercises")
     for r in results:
-        old = exercises.get(r["id"], {})
+        old = exercise_record(data, r["id"]) or {}
         exercises[r["id"]] = {
             "best": max(r["score"], old.get("best", 0)),
             "max": r["max"],
@@ -61,10 +107,17 @@ def record_grades(results, config):
 
 def record_lab(name, passed):
     """Keeps a lab's last result (`./course lab NAME`) and whether it ever
-    passed."""
+    passed. Raises OSError as record_grades does."""
     data = load("progress.json")
-    labs = data.setdefault("labs", {})
-    old = labs.get(name, {})
+    labs = _section(data, "labs")
+    old = lab_record(data, name) or {}
     labs[name] = {"passed": passed, "ever_passed": passed or old.get("ever_passed", False),
                   "when": _now()}
     save("progress.json", data)
+
+
+def warn_unrecorded(what, error):
+    """The one line saying that the record could not be written: the
+    command itself went on."""
+    print(f"course: warning: {what} not recorded in {DIR} ({error})",
+          file=sys.stderr)
