@@ -6,8 +6,9 @@ Usage: file_refs.py [ROOT]
 A reader told to open "labs/runq/README.md" must find it there. In every
 text file of the repository (git's files, tracked or not ignored, or every
 file under ROOT when ROOT is not a git checkout), outside #include lines
-(the compiler checks those) and outside third_party/, results/ and
-testdata/ folders (captured logs name other machines' files), three
+(the compiler checks those), outside third_party/, results/ and testdata/
+folders (captured logs name other machines' files) and outside the
+tools' Python and shell tests (their fixtures name made-up files), three
 kinds of name are checked, and each must exist on disk:
 
 - a path whose first folder is one of the repository's top-level folders,
@@ -92,8 +93,9 @@ def missing_names(root, files):
     tops = {f.split("/")[0] for f in files if "/" in f}
     out = []
     for f in files:
-        if f.startswith(SKIPPED_FOLDERS) or "/testdata/" in f:
-            continue  # others' files, generated ones, captured logs
+        if (f.startswith(SKIPPED_FOLDERS) or "/testdata/" in f
+                or re.search(r"_test\.(py|sh)$", f)):
+            continue  # others' files, generated ones, logs, tests' fixtures
         try:
             with open(os.path.join(root, f), encoding="utf-8") as fh:
                 text = fh.read()

@@ -229,7 +229,7 @@ class Progress(Course):
 
     def entry(self, best, last):
         return {"best": best, "max": 2, "last": last, "config": "plain",
-                "when": "2024-01-01T00:00:00"}
+                "when": "a time"}  # any string will do
 
     def test_bad_entries_count_as_absent(self):
         for data in ({"exercises": {"05_second": {"best": 11}}},
