@@ -65,19 +65,21 @@ TEST_F(GfreeTest, AFullListSpillsDownTo31AndAnEmptyOneRefillsUpTo32) {
   }
   rt_.gfput(&p_, &gs_[63]);
   EXPECT_EQ(p_.gfreecnt.load(), 31) << "64 spills 33 to the global list";
+  std::vector<G*> got{rt_.gfget(&p_)};
+  EXPECT_EQ(p_.gfreecnt.load(), 30) << "a P with Gs does not refill";
 
   // q is empty: its first gfget refills 32 from the 33, and takes one.
-  G* first = rt_.gfget(&q_);
-  ASSERT_NE(first, nullptr) << "the 33 spilled Gs are not reused";
+  got.push_back(rt_.gfget(&q_));
+  ASSERT_NE(got.back(), nullptr) << "the 33 spilled Gs are not reused";
   EXPECT_EQ(q_.gfreecnt.load(), 31) << "a refill takes up to 32";
-  std::vector<G*> got = drain(&q_);  // its 31, then the global list's last
-  EXPECT_EQ(got.size(), 32u);
+  std::vector<G*> more = drain(&q_);  // its 31, then the global list's last
+  EXPECT_EQ(more.size(), 32u);
   EXPECT_EQ(q_.gfreecnt.load(), 0);
-  got.push_back(first);
-  std::vector<G*> kept = drain(&p_);
-  EXPECT_EQ(kept.size(), 31u);
+  got.insert(got.end(), more.begin(), more.end());
+  more = drain(&p_);
+  EXPECT_EQ(more.size(), 30u);
   EXPECT_EQ(p_.gfreecnt.load(), 0);
-  got.insert(got.end(), kept.begin(), kept.end());
+  got.insert(got.end(), more.begin(), more.end());
   expect_each_once(got);
 }
 

@@ -81,7 +81,8 @@ TEST_F(GrqTest, ABatchIsAtMostHalfALocalQueueAndAtMostMax) {
 }
 
 // globrunqputhead puts at the head (a removed P's goroutines run first);
-// the size counts it (the next batch's share is computed from it).
+// the size counts it (the next batch's share is computed from it), and
+// so does Stats::max_queue_len.
 TEST_F(GrqTest, PutHeadPutsAtTheHead) {
   rt_.with_sched([&] {
     rt_.globrunqput(&gs_[0]);
@@ -94,18 +95,27 @@ TEST_F(GrqTest, PutHeadPutsAtTheHead) {
     EXPECT_EQ(take(0), (std::vector<G*>{&gs_[2]}));
     EXPECT_TRUE(take(0).empty());
   });
+  EXPECT_EQ(rt_.stats().max_queue_len, 4u) << "the 4th was put at the head";
 }
 
 // A batch (a full local queue's spill) goes to the tail in one splice, in
-// order; Stats::max_queue_len follows every put.
+// order, its last link cleared (whatever schedlink held before);
+// Stats::max_queue_len follows every put.
 TEST_F(GrqTest, ABatchGoesToTheTailAndCountsInMaxQueueLen) {
   rt_.with_sched([&] {
     rt_.globrunqput(&gs_[0]);
     std::vector<G*> batch = gs(1, 129);
+    for (G* gp : batch) gp->schedlink = &gs_[599];  // stale links
     LabProbe::link_batch(batch.data(), 129);
     rt_.globrunqputbatch(batch.front(), batch.back(), 129);
-    EXPECT_EQ(take(0), gs(0, 33)) << "130/4 + 1, from the first one put";
-    EXPECT_EQ(take(0), gs(33, 25)) << "97/4 + 1";
+    int from = 0;
+    for (int n : {33, 25, 19, 14, 10, 8, 6, 4, 3, 3, 2, 1, 1, 1}) {
+      EXPECT_EQ(take(0), gs(from, n)) << "the batch from G " << from;
+      from += n;
+    }
+    EXPECT_TRUE(take(0).empty());
+    rt_.globrunqput(&gs_[598]);  // after the batch's last: the GRQ is empty
+    EXPECT_EQ(take(0), gs(598, 1));
   });
   EXPECT_EQ(rt_.stats().max_queue_len, 130u);
 }
