@@ -26,8 +26,9 @@ using stage2::G;
 /// Every shared field (head, tail, runnext, the slots) must be an
 /// Atomic<T>: std::atomic in the runtime; in labs/runq_lab_test.cc a
 /// wrapper with load, store, exchange, compare_exchange_weak and _strong
-/// that runs a thief (or the owner) between two of your atomic operations,
-/// so that each interleaving is checked on one thread, every time.
+/// (and fetch_add, fetch_sub for integers) that runs a thief (or the
+/// owner) between two of your atomic operations, so that each
+/// interleaving is checked on one thread, every time.
 template <std::uint32_t Cap = 256, template <class> class Atomic = std::atomic>
 class LocalRunQueue {
   static_assert(Cap >= 4 && (Cap & (Cap - 1)) == 0, "Cap: a power of two");
