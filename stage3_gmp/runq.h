@@ -21,7 +21,11 @@
 /// The roles are types, so the compiler checks who may call what:
 /// LocalRunQueue::Owner for the owner's M only, LocalRunQueue::Stealer for
 /// anyone. Cap is a template parameter so that tests can use a tiny queue
-/// and reach the full and wrap-around cases quickly.
+/// and reach the full and wrap-around cases quickly; so is Atomic, the
+/// atomic type of every shared field (std::atomic in the runtime), so that
+/// a test can run a thief between two of the owner's atomic operations,
+/// on one thread, and check each interleaving deterministically
+/// (labs/runq_lab_test.cc).
 /// ```
 #pragma once
 
@@ -39,8 +43,10 @@ namespace gmp::stage3 {
 
 using stage2::G;
 
-/// A P's local run queue of Cap slots (a power of two) plus runnext.
-template <std::uint32_t Cap = 256>
+/// A P's local run queue of Cap slots (a power of two) plus runnext. Every
+/// shared field is an Atomic<T> (std::atomic, or a test's wrapper with
+/// the same operations).
+template <std::uint32_t Cap = 256, template <class> class Atomic = std::atomic>
 class LocalRunQueue {
   static_assert(Cap >= 4 && (Cap & (Cap - 1)) == 0, "Cap: a power of two");
 
@@ -256,18 +262,18 @@ class LocalRunQueue {
  private:
   /// Next position to take. Moved forward by CAS, by the owner (get,
   /// put_slow) and by thieves (grab); read by everyone.
-  std::atomic<std::uint32_t> head_{0};
+  Atomic<std::uint32_t> head_{0};
   /// Next position to fill. Written only by the owner (store-release);
   /// read by thieves (load-acquire).
-  std::atomic<std::uint32_t> tail_{0};
+  Atomic<std::uint32_t> tail_{0};
   /// The goroutine to run next. Set only by the owner; cleared by the
   /// owner or by a thief, with a CAS.
-  std::atomic<G*> runnext_{nullptr};
+  Atomic<G*> runnext_{nullptr};
   /// The ring. Written only by the owner, in [tail, head + Cap); read by
   /// consumers in [head, tail). Atomic (relaxed) because a consumer that
   /// then loses its head CAS may have read a slot being rewritten; the
   /// value is discarded, but in C++ the read must not be a data race.
-  std::array<std::atomic<G*>, Cap> slots_{};
+  std::array<Atomic<G*>, Cap> slots_{};
 };
 
 }  // namespace gmp::stage3

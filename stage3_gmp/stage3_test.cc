@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stage3_gmp/api.h"
@@ -145,20 +146,30 @@ TEST(Stage3Test, ARunnextChainStarvesTheLocalQueueAndTheGrq) {
   EXPECT_GE(s.runnext_hits, static_cast<std::uint64_t>(2 * kHandOffs));
 }
 
-// One P loaded, the other idle: the idle one steals half of the queue.
+// One P loaded, the other idle: the idle one steals from it. Every
+// goroutine starts on main's P and, once running, holds its P (it makes no
+// call into the runtime) until goroutines have run on both Ps: so the
+// first one to run keeps main's P, and the others can only run if the
+// idle P's M steals them. (Busy for a fixed time instead, the loaded P
+// could run all of them before a loaded machine gave the other M a CPU:
+// nothing left to steal.) A runtime that never steals hangs here, and the
+// test's timeout reports it.
 TEST(Stage3Test, AnIdlePStealsFromALoadedOne) {
   constexpr int kGoroutines = 64;
   std::vector<std::atomic<int>> ran_on(kGoroutines);
+  std::atomic<unsigned> ps_seen{0};  // bit i: a goroutine ran on P i
   Runtime rt(procs(2));
   rt.run([&] {
     WaitGroup wg;
     wg.add(kGoroutines);
     for (int i = 0; i < kGoroutines; ++i) {
       go([&, i] {  // all start on main's P
-        auto until = Clock::now() + std::chrono::microseconds(500);
-        while (Clock::now() < until) {
+        int p = getm()->p->id;
+        ran_on[i].store(p);
+        ps_seen.fetch_or(1u << p);
+        while (ps_seen.load() != 0b11) {
+          std::this_thread::yield();  // the thread's, not the goroutine's
         }
-        ran_on[i].store(getm()->p->id);
         wg.done();
       });
     }

@@ -23,7 +23,13 @@ namespace gmp::stage3 {
 using stage2::G;
 
 /// A P's local run queue of Cap slots (a power of two) plus runnext.
-template <std::uint32_t Cap = 256>
+/// Every shared field (head, tail, runnext, the slots) must be an
+/// Atomic<T>: std::atomic in the runtime; in labs/runq_lab_test.cc a
+/// wrapper with load, store, exchange, compare_exchange_weak and _strong
+/// (and fetch_add, fetch_sub for integers) that runs a thief (or the
+/// owner) between two of your atomic operations, so that each
+/// interleaving is checked on one thread, every time.
+template <std::uint32_t Cap = 256, template <class> class Atomic = std::atomic>
 class LocalRunQueue {
   static_assert(Cap >= 4 && (Cap & (Cap - 1)) == 0, "Cap: a power of two");
 
@@ -108,9 +114,9 @@ class LocalRunQueue {
   Stealer stealer() noexcept { return Stealer(*this); }
 
  private:
-  // Yours: the ring, its head and tail, runnext. Every shared field names
-  // what protects it, every memory order its reason, as in
-  // stage3_gmp/runq.h.
+  // Yours: the ring, its head and tail, runnext, each an Atomic<T> (see
+  // above). Every shared field names what protects it, every memory order
+  // its reason, as in stage3_gmp/runq.h.
 };
 
 }  // namespace gmp::stage3
