@@ -98,8 +98,10 @@ TEST(LocalRunQueueMemoryModel, AThiefRereadsAHeadAndTailThatDoNotMatch) {
   rl::test_params p;
   p.search_type = rl::sched_bound;  // every schedule with one preemption
   p.context_bound = 1;
-  EXPECT_TRUE(rl::simulate<TornPair>(p)) << "a thief trusted a head and a tail read far apart in time (Relacy's "
-         "history above)";
+  EXPECT_TRUE(rl::simulate<TornPair>(p))
+      << "a goroutine was lost or taken twice: a thief trusted a head and a "
+         "tail read far apart in time, or took slots that its tail did not "
+         "publish (Relacy's history above)";
 }
 
 }  // namespace

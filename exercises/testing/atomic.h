@@ -10,7 +10,8 @@
 // relaxed order where a release or an acquire is needed fails there on
 // x86 too (docs/course/memory_order.md). The student writes the same code
 // for both: the operations and the std::memory_order arguments of
-// std::atomic.
+// std::atomic, its shorthand operators, and std::atomic_thread_fence
+// (which that build also simulates).
 #pragma once
 
 #if defined(GMP_RELACY)

@@ -2,9 +2,9 @@
 // model check build (GMP_RELACY; included by exercises/testing/atomic.h,
 // never directly).
 //
-// Atomic<T> has the part of std::atomic<T>'s interface that the exercises
-// use, and forwards each operation to Relacy's rl::atomic<T> with its
-// memory order, and with the caller's file and line (a default argument,
+// Atomic<T> has std::atomic<T>'s interface (its operations and their
+// shorthand operators), and forwards each operation to Relacy's
+// rl::atomic<T> with its memory order, and with the caller's file and line (a default argument,
 // std::source_location), so that Relacy's report of a failed run names the
 // student's line. Plain<T> is Relacy's rl::var<T>: a variable whose every
 // access Relacy checks for a data race. Both exist only inside a Relacy
@@ -123,6 +123,43 @@ class Atomic {
   T fetch_sub(T v, mo m = kSeqCst, Here h = Here::current()) {
     return a_.fetch_sub(v, relacy::order(m), relacy::at(h));
   }
+  /// std::atomic::fetch_and (integers).
+  T fetch_and(T v, mo m = kSeqCst, Here h = Here::current()) {
+    return a_.fetch_and(v, relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::fetch_or (integers).
+  T fetch_or(T v, mo m = kSeqCst, Here h = Here::current()) {
+    return a_.fetch_or(v, relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::fetch_xor (integers).
+  T fetch_xor(T v, mo m = kSeqCst, Here h = Here::current()) {
+    return a_.fetch_xor(v, relacy::order(m), relacy::at(h));
+  }
+  /// std::atomic::is_lock_free: as the real atomic would say.
+  bool is_lock_free() const { return std::atomic<T>{}.is_lock_free(); }
+
+  // std::atomic's shorthand, each a seq_cst operation as there. (An
+  // operator cannot take the caller's place: Relacy reports these at
+  // this header's line; the function name shows which it was.)
+  /// A seq_cst load.
+  operator T() const { return load(); }
+  /// A seq_cst store; returns the value stored.
+  T operator=(T v) {
+    store(v);
+    return v;
+  }
+  /// Pre-increment: a seq_cst fetch_add, the new value.
+  T operator++() { return fetch_add(1) + 1; }
+  /// Post-increment: a seq_cst fetch_add, the old value.
+  T operator++(int) { return fetch_add(1); }
+  /// Pre-decrement: a seq_cst fetch_sub, the new value.
+  T operator--() { return fetch_sub(1) - 1; }
+  /// Post-decrement: a seq_cst fetch_sub, the old value.
+  T operator--(int) { return fetch_sub(1); }
+  /// A seq_cst fetch_add, the new value.
+  T operator+=(T v) { return fetch_add(v) + v; }
+  /// A seq_cst fetch_sub, the new value.
+  T operator-=(T v) { return fetch_sub(v) - v; }
 
  private:
   // The failure order std::atomic derives from a single order: no release
@@ -151,7 +188,8 @@ class Atomic {
 };
 
 /// A plain variable whose accesses Relacy checks for data races: reads and
-/// writes as T's, each reported with the caller's place.
+/// writes as T's (reported at this header's line: an operator cannot take
+/// the caller's place).
 template <class T>
 class Plain {
   using Here = relacy::Here;
@@ -213,3 +251,20 @@ class CondVar {
 };
 
 }  // namespace gmp::exercises
+
+// std::atomic_thread_fence, simulated: a fence is an order too, and a
+// solution that puts its orders in fences (a relaxed load, then an acquire
+// fence) must be checked with them, not without. The name is a macro in
+// this build only, so `std::atomic_thread_fence(mo)` in an exercise's code
+// calls Relacy's fence (from here on: the standard headers above have
+// already used the real one). A relaxed fence does nothing, as in C++.
+namespace std {
+inline void gmp_relacy_atomic_thread_fence(
+    memory_order mo, gmp::exercises::relacy::Here h =
+                         gmp::exercises::relacy::Here::current()) {
+  if (mo == memory_order_relaxed) return;
+  rl::atomic_thread_fence(gmp::exercises::relacy::order(mo),
+                          gmp::exercises::relacy::at(h));
+}
+}  // namespace std
+#define atomic_thread_fence gmp_relacy_atomic_thread_fence

@@ -364,6 +364,27 @@ def run_test(binary, name, args):
                                        own_dirs=OWN_DIRS), rerun
 
 
+# Relacy models a seq_cst fence more weakly than C++20 does: a correct
+# pairing of a seq_cst fence with seq_cst operations on the other side can
+# fail there (docs/course/memory_order.md). Said next to such a failure.
+RELACY_FENCE_NOTE = (
+    "note: your code uses std::atomic_thread_fence. The memory-model checker "
+    "(Relacy) follows acquire and release fences, but models a seq_cst fence "
+    "more weakly than C++20, so a correct seq_cst fence can fail here: put "
+    "seq_cst on the operations themselves, as Go's runtime does.")
+
+
+def fences_in_student_code(e):
+    """Whether the student's files of exercise e call a fence."""
+    names = [f.name for f in (e.folder / "solution").iterdir()] \
+        if e.has_solution else [f.name for f in e.folder.glob("*.cc")]
+    for name in names:
+        path = e.folder / name
+        if path.is_file() and "atomic_thread_fence" in path.read_text():
+            return True
+    return False
+
+
 def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None):
     """Runs one exercise's tests; returns its result (a dict). `tsan`,
     if given, is (binary, built, args) of the ThreadSanitizer build, for
@@ -410,6 +431,9 @@ def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None):
             passed, msg = False, "no such test"
         else:
             passed, msg, rerun = jobs[name].result()
+        if not passed and build_name == "the memory-model build" and \
+                fences_in_student_code(e):
+            msg += "\n" + RELACY_FENCE_NOTE
         res["tests"].append({"name": name, "max": pts,
                              "points": pts if passed else 0,
                              "passed": passed, "message": msg, "rerun": rerun,
