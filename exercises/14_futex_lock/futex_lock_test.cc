@@ -147,6 +147,47 @@ TEST(FutexMutex, ALockerArrivingWhileOneSleepsKeepsItAnnounced) {
   EXPECT_EQ(mu.key(), 0u);
 }
 
+// A new locker arrives while the holder is inside unlock, after its first
+// operation on the key: the holder's step hook starts it there and waits
+// until it sleeps on the lock or has it. An unlock that reads the key and
+// then stores 0 (two steps) read 1, so it wakes nobody, although the
+// locker announced 2 and slept between them. Go's unlock2 exchanges the
+// key for 0 in one step, so it sees whatever was stored before.
+TEST(FutexMutex, AnUnlockRacingANewSleeperWakesIt) {
+  Watchdog dog("AnUnlockRacingANewSleeperWakesIt", 3 * kLiveness);
+  // On the heap, and left there if the locker is never woken: it sleeps on
+  // the key's address for as long as the process lives.
+  auto* mu = new Mutex;
+  auto* got = new std::atomic<bool>{false};
+  mu->lock();
+  std::thread locker;
+  step_hook = [&](Step step, std::int64_t) {
+    if (step != Step::kKey || locker.joinable()) return;
+    locker = std::thread([mu, got] {
+      mu->lock();
+      got->store(true);
+      mu->unlock();
+    });
+    eventually([&] { return got->load() || futex_sleepers() >= 1; },
+               kLiveness);
+  };
+  mu->unlock();
+  step_hook = nullptr;
+  ASSERT_TRUE(locker.joinable()) << "unlock made no operation on the key";
+  bool woken = eventually([&] { return got->load(); }, kLiveness);
+  EXPECT_TRUE(woken)
+      << "the new locker announced 2 and slept while unlock ran, and was "
+         "never woken: unlock must exchange the key for 0 in one step, so "
+         "that it sees a 2 stored after it began";
+  if (!woken) {
+    locker.detach();  // asleep for good; mu and got stay allocated
+    return;
+  }
+  locker.join();
+  delete got;
+  delete mu;
+}
+
 // lock2's order, each time round: kActiveSpin rounds of
 // procyield(kActiveSpinCnt), kPassiveSpin of osyield, then the sleep. The
 // holder keeps the lock until the locker sleeps for real, its second
