@@ -5,7 +5,7 @@
 // Atomic<T> has std::atomic<T>'s interface (its operations and their
 // shorthand operators), and forwards each operation to Relacy's
 // rl::atomic<T> with its memory order, and with the caller's file and line (a default argument,
-// std::source_location), so that Relacy's report of a failed run names the
+// Here::current()), so that Relacy's report of a failed run names the
 // student's line. Plain<T> is Relacy's rl::var<T>: a variable whose every
 // access Relacy checks for a data race. Both exist only inside a Relacy
 // test (rl::simulate), as members of its test suite.
@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <mutex>
-#include <source_location>
 
 // Relacy's main header also defines macros for a program written against
 // it (memory_order_relaxed as "mo_relaxed, $", new, delete, malloc, assert,
@@ -57,13 +56,25 @@ inline rl::memory_order order(std::memory_order mo) {
   }
 }
 
-/// The caller's place, as Relacy reports it.
-inline rl::debug_info at(const std::source_location& where) {
-  return rl::debug_info(where.function_name(), where.file_name(),
-                        where.line());
-}
+/// A caller's place: Here::current() as a default argument is the place of
+/// the call (the compilers' builtins, as std::source_location uses; that
+/// one needs a builtin that clangd's clang 14 lacks).
+struct Here {
+  const char* file;      ///< the caller's file
+  int line;              ///< its line
+  const char* function;  ///< its function
+  /// The place of the call that this default argument belongs to.
+  static constexpr Here current(const char* file = __builtin_FILE(),
+                                int line = __builtin_LINE(),
+                                const char* function = __builtin_FUNCTION()) {
+    return {file, line, function};
+  }
+};
 
-using Here = std::source_location;
+/// The caller's place, as Relacy reports it.
+inline rl::debug_info at(const Here& where) {
+  return rl::debug_info(where.function, where.file, where.line);
+}
 
 }  // namespace relacy
 
