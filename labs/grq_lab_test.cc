@@ -98,6 +98,34 @@ TEST_F(GrqTest, PutHeadPutsAtTheHead) {
   EXPECT_EQ(rt_.stats().max_queue_len, 4u) << "the 4th was put at the head";
 }
 
+// A goroutine put on the GRQ may carry a stale schedlink (a G reused from
+// the free list, one that yielded): globrunqput clears it, or the queue
+// runs on into a goroutine that is not in it once the last one is taken.
+TEST_F(GrqTest, PutClearsAStaleLink) {
+  rt_.with_sched([&] {
+    gs_[0].schedlink = &gs_[7];  // stale
+    rt_.globrunqput(&gs_[0]);
+    EXPECT_EQ(take(0), (std::vector<G*>{&gs_[0]}));
+    rt_.globrunqput(&gs_[1]);
+    EXPECT_EQ(take(0), (std::vector<G*>{&gs_[1]}))
+        << "after the stale-linked G, the queue must hold only the new one";
+    EXPECT_TRUE(take(0).empty());
+  });
+}
+
+// globrunqputhead on an empty GRQ makes that goroutine both head and tail:
+// a globrunqput after it goes behind it.
+TEST_F(GrqTest, PutHeadOnAnEmptyQueueIsAlsoItsTail) {
+  rt_.with_sched([&] {
+    rt_.globrunqputhead(&gs_[0]);
+    rt_.globrunqput(&gs_[1]);
+    EXPECT_EQ(take(0), (std::vector<G*>{&gs_[0]}))
+        << "2 queued at 4 Ps: a batch of 1, the head";
+    EXPECT_EQ(take(0), (std::vector<G*>{&gs_[1]}));
+    EXPECT_TRUE(take(0).empty());
+  });
+}
+
 // A batch (a full local queue's spill) goes to the tail in one splice, in
 // order, its last link cleared (whatever schedlink held before);
 // Stats::max_queue_len follows every put.

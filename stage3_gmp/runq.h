@@ -23,9 +23,9 @@
 /// anyone. Cap is a template parameter so that tests can use a tiny queue
 /// and reach the full and wrap-around cases quickly; so is Atomic, the
 /// atomic type of every shared field (std::atomic in the runtime), so that
-/// a test can run a thief between two of the owner's atomic operations,
-/// on one thread, and check each interleaving deterministically
-/// (labs/runq_lab_test.cc).
+/// a test can run a thief between two of the owner's operations on
+/// runnext or a slot, on one thread, and check each interleaving
+/// deterministically (labs/runq_lab_test.cc).
 /// ```
 #pragma once
 

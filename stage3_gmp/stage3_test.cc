@@ -152,8 +152,8 @@ TEST(Stage3Test, ARunnextChainStarvesTheLocalQueueAndTheGrq) {
 // first one to run keeps main's P, and the others can only run if the
 // idle P's M steals them. (Busy for a fixed time instead, the loaded P
 // could run all of them before a loaded machine gave the other M a CPU:
-// nothing left to steal.) A runtime that never steals hangs here, and the
-// test's timeout reports it.
+// nothing left to steal.) A runtime that never steals would hold them
+// forever: after 10 s they give up, and the test fails saying so.
 TEST(Stage3Test, AnIdlePStealsFromALoadedOne) {
   constexpr int kGoroutines = 64;
   std::vector<std::atomic<int>> ran_on(kGoroutines);
@@ -167,7 +167,10 @@ TEST(Stage3Test, AnIdlePStealsFromALoadedOne) {
         int p = getm()->p->id;
         ran_on[i].store(p);
         ps_seen.fetch_or(1u << p);
-        while (ps_seen.load() != 0b11) {
+        auto give_up =
+            std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (ps_seen.load() != 0b11 &&
+               std::chrono::steady_clock::now() < give_up) {
           std::this_thread::yield();  // the thread's, not the goroutine's
         }
         wg.done();
@@ -177,7 +180,8 @@ TEST(Stage3Test, AnIdlePStealsFromALoadedOne) {
   });
   std::set<int> ps;
   for (auto& p : ran_on) ps.insert(p.load());
-  EXPECT_EQ(ps.size(), 2u) << "all goroutines ran on one P";
+  EXPECT_EQ(ps.size(), 2u) << "all goroutines ran on one P (for 10 s the "
+                              "idle P stole none of them: is steal broken?)";
   Stats s = rt.stats();
   EXPECT_GE(s.steals, 1u);
   EXPECT_GE(s.stolen, s.steals);
