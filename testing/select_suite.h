@@ -314,6 +314,11 @@ TYPED_TEST_P(SelectSuite, DoubleSelectDeliversEachValueOnce) {
   run_procs<TypeParam>(2, 6, [] {
     using C = typename TestFixture::template Chan<int>;
     C c1, c2, c3, c4, out;
+    // The multiplexers and the sender: out closes when all are done, so
+    // the channels outlive the sender's last close (the multiplexers may
+    // all stop at c1's, before it closes c2).
+    typename TypeParam::WaitGroup wg;
+    wg.add(5);
     TypeParam::go([&] {  // the sender
       for (int i = 1; i <= kIterations; ++i) {
         select(send_case(c1, i), send_case(c2, i), send_case(c3, i),
@@ -323,9 +328,8 @@ TYPED_TEST_P(SelectSuite, DoubleSelectDeliversEachValueOnce) {
       c2.close();
       c3.close();
       c4.close();
+      wg.done();
     });
-    typename TypeParam::WaitGroup wg;
-    wg.add(4);
     for (int k = 0; k < 4; ++k) {
       TypeParam::go([&] {  // a multiplexer
         for (;;) {
