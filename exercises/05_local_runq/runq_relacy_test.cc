@@ -15,14 +15,6 @@
 namespace gmp::exercises::runq {
 namespace {
 
-// Every interleaving of the two threads' atomic operations, and every
-// value each load may read in it (Relacy's exhaustive search).
-bool every_run(auto simulate) {
-  rl::test_params p;
-  p.search_type = rl::sched_full;
-  return simulate(p);
-}
-
 // The owner fills a goroutine (a plain field), then puts it; a thief
 // steals from the queue at the same time. Whatever the thief takes must be
 // that goroutine, filled in: the slot and the payload are published by
@@ -53,9 +45,8 @@ struct Publication : rl::test_suite<Publication, 2> {
 };
 
 TEST(LocalRunQueueMemoryModel, TheTailPublishesTheSlotAndTheGoroutine) {
-  EXPECT_TRUE(every_run([](rl::test_params& p) {
-    return rl::simulate<Publication>(p);
-  })) << "a thief took a goroutine whose slot or contents it could not yet "
+  EXPECT_TRUE(relacy::every_interleaving<Publication>())
+      << "a thief took a goroutine whose slot or contents it could not yet "
          "see: tail_ must be stored with release after the slot, and loaded "
          "with acquire before the slots are read (Relacy's history above)";
 }
@@ -80,7 +71,9 @@ struct TornPair : rl::test_suite<TornPair, 2> {
   void thread(unsigned index) {
     if (index == 0) {
       for (int i = 0; i < kPut; ++i) RL_ASSERT(victim.runqput(&gs[i]));
-      for (int i = 0; i < kTaken; ++i) owner_took += victim.runqget() != nullptr;
+      for (int i = 0; i < kTaken; ++i) {
+        owner_took += victim.runqget() != nullptr;
+      }
       for (int i = kPut; i < kPut + kTaken; ++i) {
         RL_ASSERT(victim.runqput(&gs[i]));
       }
@@ -95,10 +88,7 @@ struct TornPair : rl::test_suite<TornPair, 2> {
 };
 
 TEST(LocalRunQueueMemoryModel, AThiefRereadsAHeadAndTailThatDoNotMatch) {
-  rl::test_params p;
-  p.search_type = rl::sched_bound;  // every schedule with one preemption
-  p.context_bound = 1;
-  EXPECT_TRUE(rl::simulate<TornPair>(p))
+  EXPECT_TRUE(relacy::every_schedule_preempted<TornPair>(1))
       << "a goroutine was lost or taken twice: a thief trusted a head and a "
          "tail read far apart in time, or took slots that its tail did not "
          "publish (Relacy's history above)";

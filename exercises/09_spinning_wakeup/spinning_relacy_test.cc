@@ -21,7 +21,8 @@ namespace {
 // task, then look at npidle and nmspinning" miss each other, the worker
 // sleeps and nobody wakes it: both threads wait forever, which Relacy
 // reports as a deadlock.
-struct InjectWhileTheWorkerParks : rl::test_suite<InjectWhileTheWorkerParks, 2> {
+struct InjectWhileTheWorkerParks
+    : rl::test_suite<InjectWhileTheWorkerParks, 2> {
   Pool pool{1, {}, 1, /*own_threads=*/false};
   Mutex mu;
   CondVar ran_cv;
@@ -46,10 +47,7 @@ struct InjectWhileTheWorkerParks : rl::test_suite<InjectWhileTheWorkerParks, 2> 
 };
 
 TEST(SpinningMemoryModel, ATaskInjectedWhileTheWorkerParksIsRun) {
-  rl::test_params p;
-  p.search_type = rl::sched_bound;  // every schedule with two preemptions
-  p.context_bound = 2;
-  EXPECT_TRUE(rl::simulate<InjectWhileTheWorkerParks>(p))
+  EXPECT_TRUE(relacy::every_schedule_preempted<InjectWhileTheWorkerParks>(2))
       << "a task queued while the worker went idle was never run: the "
          "worker's nmspinning decrement and its second look at the queues, "
          "and the submitter's queueing and its loads of npidle and "

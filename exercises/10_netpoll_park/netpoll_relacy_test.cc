@@ -36,9 +36,7 @@ struct CloseWhileTheReaderParks : rl::test_suite<CloseWhileTheReaderParks, 2> {
 };
 
 TEST(NetpollMemoryModel, ACloseRacingTheReadersParkWakesIt) {
-  rl::test_params p;
-  p.search_type = rl::sched_full;  // every interleaving
-  EXPECT_TRUE(rl::simulate<CloseWhileTheReaderParks>(p))
+  EXPECT_TRUE(relacy::every_interleaving<CloseWhileTheReaderParks>())
       << "a reader parked while the descriptor closed and was never woken: "
          "the closer's store of closing and its load of rg, and the reader's "
          "announce in rg and its load of closing, must be seq_cst (Relacy's "

@@ -4,11 +4,14 @@
 //
 // Atomic<T> has std::atomic<T>'s interface (its operations and their
 // shorthand operators), and forwards each operation to Relacy's
-// rl::atomic<T> with its memory order, and with the caller's file and line (a default argument,
-// Here::current()), so that Relacy's report of a failed run names the
-// student's line. Plain<T> is Relacy's rl::var<T>: a variable whose every
-// access Relacy checks for a data race. Both exist only inside a Relacy
-// test (rl::simulate), as members of its test suite.
+// rl::atomic<T> with its memory order, and with the caller's file and
+// line (a default argument, Here::current()), so that Relacy's report of
+// a failed run names the student's line. Plain<T> is Relacy's rl::var<T>:
+// a variable whose every access Relacy checks for a data race. Mutex and
+// CondVar are Relacy's mutex and condition variable behind std::mutex's
+// and std::condition_variable's interfaces. All four exist only inside a
+// Relacy test (rl::simulate, through every_interleaving or
+// every_schedule_preempted below), as members of its test suite.
 #pragma once
 
 #include <atomic>
@@ -88,9 +91,13 @@ class Atomic {
  public:
   /// Value-initialised, as std::atomic<T>'s {} (relaxed: no thread sees
   /// the object before the test's threads start).
-  Atomic(Here h = Here::current()) { a_.store(T{}, rl::mo_relaxed, relacy::at(h)); }
+  Atomic(Here h = Here::current()) {
+    a_.store(T{}, rl::mo_relaxed, relacy::at(h));
+  }
   /// Initialised to `v`.
-  Atomic(T v, Here h = Here::current()) { a_.store(v, rl::mo_relaxed, relacy::at(h)); }
+  Atomic(T v, Here h = Here::current()) {
+    a_.store(v, rl::mo_relaxed, relacy::at(h));
+  }
   Atomic(const Atomic&) = delete;
   Atomic& operator=(const Atomic&) = delete;
 
@@ -253,13 +260,38 @@ class CondVar {
   /// std::condition_variable::wait with a predicate.
   /// (Relacy's own predicate wait does not compile: the loop is here.)
   template <class Pred>
-  void wait(std::unique_lock<Mutex>& lock, Pred pred, Here h = Here::current()) {
+  void wait(std::unique_lock<Mutex>& lock, Pred pred,
+            Here h = Here::current()) {
     while (!pred()) cv_.wait(lock.mutex()->simulated(), relacy::at(h));
   }
 
  private:
   rl::condition_variable cv_;
 };
+
+namespace relacy {
+
+/// Runs Relacy's test suite Suite over every interleaving of its threads'
+/// operations (and every value each load may read in it); true if no run
+/// failed. Relacy prints the history of the first that did.
+template <class Suite>
+bool every_interleaving() {
+  rl::test_params p;
+  p.search_type = rl::sched_full;
+  return rl::simulate<Suite>(p);
+}
+
+/// The same over every schedule that preempts a thread at most
+/// `preemptions` times: for suites too long to explore whole.
+template <class Suite>
+bool every_schedule_preempted(unsigned preemptions) {
+  rl::test_params p;
+  p.search_type = rl::sched_bound;
+  p.context_bound = preemptions;
+  return rl::simulate<Suite>(p);
+}
+
+}  // namespace relacy
 
 }  // namespace gmp::exercises
 
