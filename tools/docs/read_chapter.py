@@ -22,11 +22,13 @@ would show instead of what they pull in. Here:
   @tableofcontents and the figures' source tags (<!-- fig ... -->) go.
 """
 
+import atexit
 import glob
 import html
 import html.parser
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,17 +117,24 @@ def table_text(fragment):
     return "\n".join(out)
 
 
-def generated(name, cache={}):
-    """The fragment `name` that ./course docs generates, generated here."""
+def generated_dir(cache={}):
+    """A folder holding the fragments ./course docs generates (benchmark
+    tables, exercise lists), made once per run and removed at exit."""
     if not cache:
         cache["dir"] = tempfile.mkdtemp(prefix="gmp-read.")
+        atexit.register(shutil.rmtree, cache["dir"], True)
         here = os.path.dirname(os.path.abspath(__file__))
         for tool, source in (("bench_tables.py", "docs/benchmarks"),
                              ("exercise_lists.py", "exercises")):
             subprocess.run([sys.executable, os.path.join(here, tool), source,
                             cache["dir"]], check=True,
                            stdout=subprocess.DEVNULL)
-    path = os.path.join(cache["dir"], name)
+    return cache["dir"]
+
+
+def generated(name):
+    """The fragment `name` that ./course docs generates, as text."""
+    path = os.path.join(generated_dir(), name)
     if not os.path.exists(path):
         return f"(no generated table {name})"
     with open(path, encoding="utf-8") as f:
