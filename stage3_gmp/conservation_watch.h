@@ -28,6 +28,7 @@
 
 #include "common/check.h"
 #include "common/note.h"
+#include "stage3_gmp/export_test.h"
 #include "stage3_gmp/runtime.h"
 
 namespace gmp::stage3 {
@@ -79,7 +80,7 @@ class WatchedRuntime : public Base {
 
   /// One sample (Runtime::idle_p_with_queued_work). Any thread.
   bool idle_p_with_queued_work() const {
-    return Base::idle_p_with_queued_work();
+    return ExportTest::idle_p_with_queued_work(*this);
   }
 
  private:

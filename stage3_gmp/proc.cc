@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -277,13 +278,22 @@ void Runtime::stopm(M* m) {
     m->parks.fetch_add(1, std::memory_order_relaxed);
     lk.unlock();
     if (trace::Buffer* t = m->trace) [[unlikely]] t->m_park();
+    // What a source of events readied while we waited (idle_wait):
+    // thread_local, so that waiting allocates nothing (stopm runs on g0,
+    // on the M's thread).
+    thread_local std::vector<G*> ready;
     if (timer_duty) {
-      idle_wait(m, until);
+      idle_wait(m, until, ready);
     } else {
       m->park.sleep();
     }
     if (trace::Buffer* t = m->trace) [[unlikely]] t->m_unpark();
     lk.lock();
+    for (G* gp : ready) {  // to the GRQ; we take an idle P for them below
+      make_runnable(gp);
+      globrunqput(gp);
+    }
+    ready.clear();
     if (timer_m_.load(std::memory_order_relaxed) == m) {
       timer_m_.store(nullptr, std::memory_order_relaxed);
       // Off duty before we look at the timers again (timers_due below,
@@ -302,8 +312,8 @@ void Runtime::stopm(M* m) {
       m->park.sleep();
       lk.lock();
     }
-    // A timer is due, or (with a later stage's network poller) our poll
-    // readied goroutines onto the GRQ: run them ourselves, on an idle P.
+    // A timer is due, or our wait readied goroutines onto the GRQ: run
+    // them ourselves, on an idle P.
     // (The due timers run in findRunnable, on that P's queue.) Whether we
     // timed out or were woken for another reason (an earlier timer; with a
     // network poller, a first I/O waiter).
@@ -389,6 +399,35 @@ bool Runtime::claim_spinning_if_nobody_looks() {
                                              std::memory_order_seq_cst);
 }
 
+//! [injectglist]
+void Runtime::injectglist(M* m, std::span<G* const> gs) {
+  if (gs.empty()) return;
+  for (G* gp : gs) make_runnable(gp);
+  P* pp = m != nullptr ? m->p : nullptr;
+  std::size_t n = gs.size();
+  // Without a P, all go to the GRQ; with one, as many as there are idle
+  // Ps (each gets an M below), the rest stay here.
+  std::size_t global = n;
+  {
+    std::lock_guard lk(sched_);
+    if (pp != nullptr) {
+      global = std::min<std::size_t>(
+          n, static_cast<std::size_t>(npidle_.load(std::memory_order_relaxed)));
+    }
+    if (global > 0) {
+      auto k = static_cast<std::uint32_t>(global);
+      link_batch(gs.data(), k);
+      globrunqputbatch(gs[0], gs[global - 1], k);
+    }
+  }
+  // Go's startIdle: an M for each idle P, as long as there are any.
+  for (std::size_t i = 0; i < global; ++i) {
+    if (startm(nullptr, /*spinning=*/false) == nullptr) break;
+  }
+  for (std::size_t i = global; i < n; ++i) runqput(pp, gs[i], /*next=*/false);
+}
+//! [injectglist]
+
 // ---- Extension points (runtime.h): stage 3's versions -------------------------
 
 G* Runtime::poll_network(M*) { return nullptr; }
@@ -397,7 +436,7 @@ bool Runtime::idle_duty_wanted() const {
   return timer_deadline() != Clock::time_point::max();
 }
 
-void Runtime::idle_wait(M* m, Clock::time_point until) {
+void Runtime::idle_wait(M* m, Clock::time_point until, std::vector<G*>&) {
   if (until == Clock::time_point::max()) {
     m->park.sleep();
   } else {

@@ -71,7 +71,8 @@
 /// point, gives its P up; idle Ps are taken at once; the caller sleeps
 /// until every P is stopped, changes what it must, and starts the world
 /// again. A goroutine that never calls into the runtime (a loop on an
-/// atomic) delays the stop: preemption from outside (stage 5) cures that.
+/// atomic) delays the stop: preemption from outside the goroutine
+/// (Go 1.14's, through a watcher thread) cures that.
 ///
 /// Timers (Go 1.14, timers.cc): each P has a timer heap under its own
 /// lock. A goroutine's timer, its sleep's included, goes on its P; the M
@@ -108,6 +109,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <typeinfo>
@@ -131,9 +133,11 @@
 #include "stage2_global_queue/template_thread.h"
 #include "common/timer.h"
 #include "stage3_gmp/config.h"
+#include "stage3_gmp/go.h"
 #include "stage3_gmp/m.h"
 #include "stage3_gmp/p.h"
 #include "stage3_gmp/sched.h"
+#include "stage3_gmp/stats.h"
 #include "trace/tracer.h"
 
 /// Stage 3: Ps with lock-free local run queues, runnext, stealing and
@@ -143,70 +147,7 @@ namespace gmp::stage3 {
 using stage2::G;
 using stage2::GStatus;
 
-/// A Go channel whose blocked goroutines park; a readied one runs next on
-/// the P that readied it.
-template <class T>
-using Chan = BasicChan<T, Sched>;
-/// Go's sync.Mutex for stage 3 goroutines.
-using Mutex = BasicMutex<Sched>;
-/// Go's sync.WaitGroup for stage 3 goroutines.
-using WaitGroup = BasicWaitGroup<Sched>;
-/// Go's `select {}`: the calling goroutine waits forever (gmp::block).
-/// select itself, and its cases, are gmp::select, gmp::recv_case,
-/// gmp::send_case and gmp::default_case (common/select.h).
-[[noreturn]] inline void block() { gmp::block<Sched>(); }
 
-/// Go's time.Timer and time.Ticker (common/time.h): Timer::new_timer,
-/// Timer::after, Timer::after_func and Timer::new_ticker are Go's
-/// time.NewTimer, time.After, time.AfterFunc and time.NewTicker.
-using Timer = BasicTimer<Sched>;
-using Ticker = Timer;  ///< Go's time.Ticker: a Timer from new_ticker
-/// Go's context.Context (common/context.h): Context::background(),
-/// with_cancel, with_deadline, with_timeout.
-using Context = BasicContext<Sched>;
-
-/// Counters of one Runtime::run. Conservation: created == finished +
-/// exited + never_started.
-struct Stats {
-  std::uint64_t goroutines_created = 0;   ///< main and every go()
-  std::uint64_t goroutines_finished = 0;  ///< returned from their function
-  std::uint64_t goroutines_exited = 0;    ///< unwound by Goexit at exit
-  std::uint64_t goroutines_never_started = 0;  ///< dropped at exit, unrun
-  std::uint64_t threads_created = 0;      ///< Ms started
-  std::size_t max_queue_len = 0;          ///< longest the GRQ has been
-  std::int64_t goroutines_blocked = 0;    ///< now: parked on an object
-  std::uint64_t context_switches = 0;     ///< goroutines run (g0 -> G)
-  std::uint64_t stacks_mapped = 0;        ///< stacks ever mapped
-  /// go()s that reused a dead G (a P's free list, or the global one)
-  /// rather than allocating one.
-  std::uint64_t gs_reused = 0;
-  /// Batches of StackCache::kBatch stacks the Ps' caches took from the
-  /// shared pool (each one acquisition of its lock).
-  std::uint64_t stack_refills = 0;
-  std::int64_t max_live = 0;  ///< the most goroutines alive at once (run)
-  LockCounters sched_lock;  ///< the sched lock (GRQ, idle lists, timer duty)
-  /// Every P's timers_lock, summed (P::timers_lock: Go 1.14's per-P heap,
-  /// where stage 2 takes its one sched lock for every timer).
-  LockCounters timers_lock;
-  std::uint64_t timers_run = 0;     ///< timers fired from their own P's heap
-  std::uint64_t timers_stolen = 0;  ///< fired by another P's M (steal_work)
-
-  std::uint64_t steal_attempts = 0;  ///< victims tried by spinning Ms
-  std::uint64_t steals = 0;          ///< of which had something to take
-  std::uint64_t stolen = 0;          ///< goroutines moved by stealing
-  std::uint64_t grq_takes = 0;       ///< batches taken from the GRQ
-  std::uint64_t grq_goroutines = 0;  ///< goroutines in those batches
-  std::uint64_t runq_overflows = 0;  ///< full local queues halved to the GRQ
-  std::uint64_t runnext_hits = 0;    ///< goroutines run from runnext
-  std::uint64_t spinning_ns = 0;     ///< time Ms spent spinning
-  std::uint64_t parks = 0;           ///< times an M went idle
-  std::uint64_t wakeups = 0;         ///< times an idle M was woken
-  std::uint64_t preemptions = 0;     ///< goroutines stopped at a safe
-                                     ///< point on their P's request
-  std::uint64_t stw_pauses = 0;      ///< stops of the world
-  std::uint64_t stw_pause_ns = 0;    ///< their total length
-  std::uint64_t stw_max_pause_ns = 0;  ///< the longest
-};
 
 /// A stage 3 runtime: GOMAXPROCS Ps, Ms made as needed.
 ///
@@ -245,32 +186,15 @@ class Runtime {
   std::string dump_goroutines(const G* first = nullptr) const;
 
  protected:
-  // Protected, not private: a later stage is this scheduler plus a network
-  // poller and blocking calls, and builds on it.
   using Clock = std::chrono::steady_clock;  ///< the scheduler's clock
 
-  // ---- Extension points: where a later stage adds its ideas. Stage 3's
-  // own versions are its whole behaviour.
-  /// findRunnable's step 4: a goroutine the network poller made runnable,
-  /// or null (stage 3 has no poller). m holds a P.
-  virtual G* poll_network(M* m);
-  /// Whether one idle M must stay on duty, watching for events from
-  /// outside the running goroutines: in stage 3, a timer it must wake for
-  /// (timer_deadline). checkdead counts any sleeper, or this, as a waiter
-  /// that is no deadlock. sched_ held.
-  virtual bool idle_duty_wanted() const;
-  /// How the idle M on duty waits until `until` (max: no timer) or until
-  /// woken: stage 3 sleeps on its Note. Without sched_.
-  virtual void idle_wait(M* m, Clock::time_point until);
-  /// Wakes an idle M that was taken off the idle list. sched_ held.
-  virtual void wake_m(M* m);
-  /// g0's part of an mcall request that stage 3 does not know (numbered
-  /// from kFirstLaterCall: a later stage's own, such as Go's exitsyscall0).
-  /// Stage 3: fatal.
-  virtual void other_mcall(M* m, G* gp);
-  /// The trace's stop reason for m's request `call` (stage 2's, or
-  /// stage 3's preemption); a stage that adds requests names theirs.
-  virtual trace::StopReason stop_reason(stage2::MCall call) const;
+  // ==== How a later stage plugs in ==========================================
+  // Stage 3 is a whole scheduler. A stage built on it adds its idea through
+  // the four parts below, and through nothing else: the rest of the class
+  // is private. Each part says, in stage 3's own terms, why it is here; a
+  // virtual function's stage 3 version is stage 3's whole behaviour.
+
+  // ---- Part 1. The runtime's name and life: what every runtime has.
   /// The stage's name in trace files ("stage3").
   virtual const char* stage_name() const { return "stage3"; }
   /// The destructors' first step: a fatal error ("<name> destroyed while
@@ -278,6 +202,66 @@ class Runtime {
   /// Each stage's destructor calls it before its own members go (a later
   /// stage's members, such as its sysmon thread, go first). Any thread.
   void fatal_if_running(const char* name) const;
+  /// A later stage's own state, reset at a run's start: called by run()
+  /// under sched_ once this run is known to be the only one (a run() that
+  /// finds one under way throws before it, touching nothing). Stage 3: none.
+  virtual void reset_run_state() {}
+  /// Go's sched.maxmcount (debug.SetMaxThreads): a run making more Ms is
+  /// fatal (reserve_m). Before run(); stage 3's own bound is 10000.
+  void set_max_threads(int n) { maxmcount_ = n; }
+  /// g0's part of an mcall request that stage 3 does not know (numbered
+  /// from kFirstLaterCall: a later stage's own, such as Go's exitsyscall0).
+  /// Stage 3: fatal.
+  virtual void other_mcall(M* m, G* gp);
+  /// The trace's stop reason for m's request `call` (stage 2's, or
+  /// stage 3's preemption); a stage that adds requests names theirs.
+  virtual trace::StopReason stop_reason(stage2::MCall call) const;
+
+  // ---- Part 2. Events from outside the goroutines. Stage 3 already waits
+  // for one kind, its timers: one idle M stays on duty and sleeps until the
+  // next, and findRunnable keeps a step (4, Go's netpoll) for goroutines
+  // that something outside the scheduler made ready. A source of such
+  // events plugs in here; stage 3 has none but its timers.
+  /// findRunnable's step 4: a goroutine that a source of events outside the
+  /// scheduler made ready, now runnable, or null (stage 3 has no such
+  /// source). Others it found go through injectglist. m holds a P.
+  virtual G* poll_network(M* m);
+  /// Whether one idle M must stay on duty, watching for events from
+  /// outside the running goroutines: in stage 3, a timer it must wake for
+  /// (timer_deadline). checkdead counts any sleeper, or this, as a waiter
+  /// that is no deadlock. sched_ held.
+  virtual bool idle_duty_wanted() const;
+  /// How the idle M on duty waits until `until` (max: no timer) or until
+  /// woken (wake_m). Goroutines that became ready meanwhile go into `ready`
+  /// (still waiting: stopm makes them runnable on the GRQ, then takes an
+  /// idle P to run them). Stage 3 sleeps on the M's Note and readies none.
+  /// Without sched_.
+  virtual void idle_wait(M* m, Clock::time_point until,
+                         std::vector<G*>& ready);
+  /// Wakes an idle M that was taken off the idle list (startm and
+  /// start_the_world do so after releasing sched_, as Go does). Stage 3
+  /// wakes its Note.
+  virtual void wake_m(M* m);
+  /// The idle M on duty (sleeping until the next timer, or in a later
+  /// stage's idle_wait), or null. sched_ held.
+  M* duty_m() const { return timer_m_.load(std::memory_order_relaxed); }
+  /// What the idle M on duty waits for has changed (an earlier timer; in a
+  /// later stage, a first I/O waiter): if it is asleep it is woken to wait
+  /// again, and with nobody on duty while duty is wanted, an idle M takes
+  /// it. sched_ held.
+  void wake_duty_m();
+  /// Go's injectglist: the goroutines in `gs` (waiting, claimed by the
+  /// caller: ready all at once, as a source of events finds them) become
+  /// runnable. From m holding a P: one per idle P goes to the GRQ, with an
+  /// M started for each, the rest to m's P's queue. From an M without a P,
+  /// or from no M (m null): all to the GRQ, with an M started for each
+  /// idle P. Without sched_.
+  void injectglist(M* m, std::span<G* const> gs);
+
+  // ---- Part 3. Watchers: threads that watch the scheduler from outside
+  // for the whole of a run, holding no P. What such a thread may start,
+  // stop, read, and take into its own hands, and how a stop of the world
+  // learns of Ps that no M brings to it.
   /// Threads that watch the scheduler from outside for the whole of a run,
   /// holding no P (Go's sysmon is one; stage 3 has none): started by run()
   /// once the run is its own and the execution trace is open, before main
@@ -295,12 +279,132 @@ class Runtime {
   /// without giving it up: Go's `_Psyscall`), each with stopped_for_world.
   /// sched_ held, gcwaiting_ raised (seq_cst). Stage 3: there are none.
   virtual void stop_unattended_ps() {}
-  /// A later stage's own state, reset at a run's start: called by run()
-  /// under sched_ once this run is known to be the only one (a run() that
-  /// finds one under way throws before it, touching nothing). Stage 3: none.
-  virtual void reset_run_state() {}
+  /// One more P is stopped for the stop of the world under way: the last
+  /// wakes the stopper. sched_ held, the P's status already kStopped.
+  void stopped_for_world();
+  /// A thread that is not an M (a later stage's sysmon) is about to take
+  /// a P or goroutines into its own hands and give them to Ms: until the
+  /// matching outside_work_end, checkdead counts it as a running M, for
+  /// what it holds is on no queue and held by no M (Go's incidlelocked(-1)
+  /// around retake's hand-off and sysmon's injectglist). Takes sched_.
+  void outside_work_begin();
+  /// The other half, then a check for a deadlock, as when an M goes idle
+  /// (Go's incidlelocked(1)). Takes sched_.
+  void outside_work_end();
+  /// A trace buffer for a watcher thread (start_watchers), which owns it
+  /// from now on; null when this run is not traced. The watcher's thread.
+  trace::Buffer* watcher_trace(int thread) { return trace_.buffer(thread); }
+  /// The Ps of this moment: GOMAXPROCS (gomaxprocs()) and allp(i) for i
+  /// below it. sched_ held, which a resize needs too.
+  int nprocs() const { return gomaxprocs_.load(std::memory_order_relaxed); }
+  /// P number i of allp (see nprocs). sched_ held.
+  P* allp(int i) const { return allp_[static_cast<std::size_t>(i)].get(); }
+  /// M number id, or null if no M has it. sched_ held (Ms are appended
+  /// under it and live until the runtime goes).
+  M* m_by_id(int id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < allm_.size()
+               ? allm_[static_cast<std::size_t>(id)].get()
+               : nullptr;
+  }
+  /// Go's timeSleepUntil: the earliest timer of every P of this moment, or
+  /// max() for none. Read without the P's locks (timer0_when). sched_ held.
+  Clock::time_point earliest_timer() const;
 
+  // ---- Part 4. The scheduler's verbs, with Go's names (proc.go): what a
+  // later stage's new path through the scheduler does with goroutines, Ms
+  // and Ps. Lock order: an object's lock (Chan, Mutex, WaitGroup), then
+  // sched_, then gfree_lock_, then allglock_.
+  /// Go's sched.lock: protects the private fields below, up to stats_,
+  /// except where a field's own note says otherwise (the atomics,
+  /// stopnote_, allp_, steal_coprimes_).
+  mutable CountingLock sched_;
+  /// Go's acquirep: m now holds pp.
+  void acquirep(M* m, P* pp);
+  /// Go's releasep: m gives up its P, which it returns.
+  P* releasep(M* m);
+  /// Go's handoffp: pp, whose M will not run goroutines for a while (it
+  /// waits for its locked goroutine; in a later stage, it blocks in a
+  /// system call), goes to an M that will run its work, or to the idle
+  /// list, or to a stop of the world under way. Without sched_. Returns the
+  /// M that got it (for counters and traces), or null.
+  M* handoffp(P* pp);
+  /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
+  /// idle P, a spinning start undoes wakep's nmspinning increment. An idle M
+  /// is woken once sched_ is released, as in Go: waking, it takes sched_ at
+  /// once (stopm), and may run on this CPU before the caller does. Returns
+  /// the M started (for traces), or null.
+  M* startm(P* pp, bool spinning);
+  /// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
+  /// first idle M sleeps only until timer_deadline(), then takes an idle P
+  /// to run the due timers on; if startm or start_the_world took it off the
+  /// idle list as its sleep ran out, it waits for their wake-up, which comes
+  /// after their unlock. Returns with m->p set, or with none when the run
+  /// stops.
+  void stopm(M* m);
+  /// Go's wakep: if no M is spinning, wakes (or makes) an M to spin on an idle
+  /// P. With no idle P it raises needspinning_ (unless it is raised already)
+  /// and reads npidle_ again: a P that went idle meanwhile gets the M; else
+  /// the next M about to give its P up spins instead (the essay's third
+  /// rule). The submitted work was queued before this check (the essay):
+  /// seq_cst orders it against nmspinning_, npidle_ and needspinning_.
+  void wakep();
+  /// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
+  /// half of itself and gp to the GRQ. Owner M of pp only.
+  void runqput(P* pp, G* gp, bool next);
+  /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
+  void globrunqput(G* gp);
+  /// Go's pidleget: an idle P off the list, or null. sched_ held.
+  P* pidleget();
+  /// Takes pp off the idle list if it is there (for an M that wants one
+  /// particular P back, such as a later stage's M back from a blocking
+  /// call to its old P); whether it was. sched_ held.
+  bool pidleremove(P* pp);
+  /// The first half of ready: gp (waiting, claimed by the caller) becomes
+  /// runnable; the caller queues it.
+  void make_runnable(G* gp);
+  /// Go's casgstatus: the status changes from `from` to `to`, or the program
+  /// ends (a broken invariant). Every change has exactly one writer: the
+  /// goroutine's creator (dead -> runnable, in newproc: a goroutine's M, or
+  /// run()'s plain thread for main), its own M (running -> anything), the M
+  /// that took it from a queue (runnable -> running), or the one that claimed
+  /// its sudog (waiting -> runnable). So a checked load and store suffice,
+  /// where Go needs a CAS because its garbage collector also marks statuses
+  /// while scanning.
+  void casgstatus(G* gp, GStatus from, GStatus to);
+  /// Idle Ps (Go's sched.npidle), read with `order`: seq_cst on the
+  /// wake-up protocol's paths (the essay), relaxed where a hint will do.
+  std::int32_t npidle(std::memory_order order) const {
+    return npidle_.load(order);
+  }
+  /// Spinning Ms (Go's sched.nmspinning), read with `order` as npidle.
+  std::int32_t nmspinning(std::memory_order order) const {
+    return nmspinning_.load(order);
+  }
+  /// Whether a stop of the world is under way (Go's sched.gcwaiting), read
+  /// with `order`: seq_cst in a Dekker pair with stop_the_world's store.
+  bool world_stopping(std::memory_order order) const {
+    return gcwaiting_.load(order);
+  }
+  /// Whether the GRQ is empty: a hint read without the lock (relaxed), as
+  /// Go's handoffp reads sched.runqsize. Any thread.
+  bool grq_empty() const {
+    return grq_size_.load(std::memory_order_relaxed) == 0;
+  }
+
+ public:
+  /// A safe point of the goroutine running on m found its P's preempt
+  /// request: the goroutine stops here (Go's preemptPark via gopreempt_m)
+  /// and runs again later, perhaps on another M. Every call into the runtime
+  /// is such a safe point (a goroutine's entry to go, yield, a channel, a
+  /// mutex, a wait group...), as Go's function prologues were; a later
+  /// stage may add more. On the goroutine; m is its M.
+  void preempt_now(M* m);
+
+ private:
   friend struct Sched;
+  /// What tests reach inside the scheduler (export_test.h; Go's
+  /// export_test.go).
+  friend struct ExportTest;
   // Hidden from Doxygen, which would merge a friend with every
   // stage's free function of the same name (documented below).
   /// \cond
@@ -337,11 +441,6 @@ class Runtime {
   /// frame on it (Go's newproc1 does both at go(); here a queued goroutine
   /// holds no stack). A stack that cannot be had is a fatal error.
   [[gnu::noinline]] void gostartcallfn(M* m, G* gp);
-  /// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
-  /// half of itself and gp to the GRQ. Owner M of pp only.
-  void runqput(P* pp, G* gp, bool next);
-  /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
-  void globrunqput(G* gp);
   /// Go's globrunqputhead: gp at the GRQ's head, to run before what waits
   /// there (a removed P's goroutines, procresize). sched_ held.
   void globrunqputhead(G* gp);
@@ -359,29 +458,10 @@ class Runtime {
   /// Go's ready: gp (waiting, claimed by the caller) runs next on pp, the
   /// caller's P; an idle P is woken to take other work if needed.
   void ready(G* gp, P* pp);
-  /// The first half of ready: gp (waiting, claimed by the caller) becomes
-  /// runnable; the caller queues it.
-  void make_runnable(G* gp);
-  /// Go's casgstatus: the status changes from `from` to `to`, or the program
-  /// ends (a broken invariant). Every change has exactly one writer: the
-  /// goroutine's creator (dead -> runnable, in newproc: a goroutine's M, or
-  /// run()'s plain thread for main), its own M (running -> anything), the M
-  /// that took it from a queue (runnable -> running), or the one that claimed
-  /// its sudog (waiting -> runnable). So a checked load and store suffice,
-  /// where Go needs a CAS because its garbage collector also marks statuses
-  /// while scanning.
-  void casgstatus(G* gp, GStatus from, GStatus to);
   /// Goroutine ids in batches of 16 per P, so that newproc does not contend on
   /// one counter (Go's goidcache).
   std::uint64_t newgoid(P* pp);
   // proc.cc: Ms and Ps.
-  /// Go's wakep: if no M is spinning, wakes (or makes) an M to spin on an idle
-  /// P. With no idle P it raises needspinning_ (unless it is raised already)
-  /// and reads npidle_ again: a P that went idle meanwhile gets the M; else
-  /// the next M about to give its P up spins instead (the essay's third
-  /// rule). The submitted work was queued before this check (the essay):
-  /// seq_cst orders it against nmspinning_, npidle_ and needspinning_.
-  void wakep();
   /// wakep without its StoreLoad fence, for a caller that has fenced since
   /// its submission (add_timer: one fence for its duty check and wakep's).
   void wakep_fenced();
@@ -395,12 +475,6 @@ class Runtime {
   void wakep_holding_p() {
     if (nprocs() > 1) wakep();
   }
-  /// Go's startm: an idle M (or a new one) runs with pp (or an idle P). With no
-  /// idle P, a spinning start undoes wakep's nmspinning increment. An idle M
-  /// is woken once sched_ is released, as in Go: waking, it takes sched_ at
-  /// once (stopm), and may run on this CPU before the caller does. Returns
-  /// the M started (for traces), or null.
-  M* startm(P* pp, bool spinning);
   /// Go's mReserveID and checkmcount: a new M is counted as running before it
   /// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
   /// GOMAXPROCS + 1 Ms; a later stage's blocking calls can make many).
@@ -414,19 +488,15 @@ class Runtime {
   /// stop_ms, which stops M making under the same lock, finds every M in
   /// allm_ with its thread handle, and no M is added while it joins them.
   M* newm(P* pp, bool spinning);
-  /// Go's stopm: m (holding no P) goes idle until startm hands it a P. The
-  /// first idle M sleeps only until timer_deadline(), then takes an idle P
-  /// to run the due timers on; if startm or start_the_world took it off the
-  /// idle list as its sleep ran out, it waits for their wake-up, which comes
-  /// after their unlock. Returns with m->p set, or with none when the run
-  /// stops.
-  void stopm(M* m);
-  /// Go's handoffp: pp, whose M will not run goroutines for a while (it
-  /// waits for its locked goroutine; in a later stage, it blocks in a
-  /// system call), goes to an M that will run its work, or to the idle
-  /// list, or to a stop of the world under way. Without sched_. Returns the
-  /// M that got it (for counters and traces), or null.
-  M* handoffp(P* pp);
+  /// Go's handoffp's second check: if no M spins and no P is idle, nobody
+  /// looks for work, and the caller's hand-off counts one spinning M
+  /// (0 -> 1) for the M it starts; whether it did. seq_cst: the wake-up
+  /// protocol's (wakep's increment is the same compare-exchange).
+  bool claim_spinning_if_nobody_looks();
+  /// Whether timers wait, or the stage wants an idle M on duty
+  /// (idle_duty_wanted), while no idle M is on duty: a P given up now would
+  /// leave them unwatched (handoffp's last check). sched_ held.
+  bool duty_unwatched() const;
   // lockosthread.cc: LockOSThread (Go's lockedg / lockedm).
   /// Go's stoplockedm, on g0 of m, whose locked goroutine is not running:
   /// m hands its P off (handoffp) and sleeps, counted in nmidlelocked_,
@@ -467,20 +537,10 @@ class Runtime {
   /// Go's pidleput: pp (its queue empty) onto the idle list; an M on duty
   /// that sleeps past a due timer (timer_deadline) is woken. sched_ held.
   void pidleput(P* pp);
-  /// Go's pidleget: an idle P off the list, or null. sched_ held.
-  P* pidleget();
   /// Go's pidlegetSpinning: pidleget for one who found or submitted work
   /// and wants an M to spin for it; with no idle P it raises needspinning_,
   /// so that an M about to give its P up spins instead. sched_ held.
   P* pidleget_spinning();
-  /// Takes pp off the idle list if it is there (for an M that wants one
-  /// particular P back, such as a later stage's M back from a blocking
-  /// call to its old P); whether it was. sched_ held.
-  bool pidleremove(P* pp);
-  /// Go's acquirep: m now holds pp.
-  void acquirep(M* m, P* pp);
-  /// Go's releasep: m gives up its P, which it returns.
-  P* releasep(M* m);
   // schedule.cc: the M's loop.
   /// Go's mstart and schedule: the loop an M's thread runs, from its start
   /// until the run stops.
@@ -559,9 +619,6 @@ class Runtime {
   void clear_timers();
   /// Whether any P of this moment holds a timer (timer0_when). sched_ held.
   bool any_timers() const;
-  /// Go's timeSleepUntil: the earliest timer of every P of this moment, or
-  /// max() for none. Read without the P's locks (timer0_when). sched_ held.
-  Clock::time_point earliest_timer() const;
   // stw.cc: stopping the world, GOMAXPROCS.
   /// Go's stopTheWorldWithSema, called by a goroutine: every P stops. Idle Ps
   /// are taken at once; Ms holding one give it up at their next scheduling
@@ -577,9 +634,6 @@ class Runtime {
   /// 100 us while it waits, as Go does: a goroutine whose time slice began
   /// just as the stop did missed the first request. sched_ held.
   void preemptall();
-  /// One more P is stopped for the stop of the world under way: the last
-  /// wakes the stopper. sched_ held, the P's status already kStopped.
-  void stopped_for_world();
   /// Go's gcstopm: m gives up its P to a stopping world, and sleeps until the
   /// world starts again and hands it a P.
   void gcstopm(M* m);
@@ -614,71 +668,6 @@ class Runtime {
   /// (mput) or outside work ends; fatal if no goroutine can ever run
   /// again, or if goroutines are queued while every M is idle.
   void checkdead();
-  /// A thread that is not an M (a later stage's sysmon) is about to take
-  /// a P or goroutines into its own hands and give them to Ms: until the
-  /// matching outside_work_end, checkdead counts it as a running M, for
-  /// what it holds is on no queue and held by no M (Go's incidlelocked(-1)
-  /// around retake's hand-off and sysmon's injectglist). Takes sched_.
-  void outside_work_begin();
-  /// The other half, then a check for a deadlock, as when an M goes idle
-  /// (Go's incidlelocked(1)). Takes sched_.
-  void outside_work_end();
-
-  // ---- What a later stage may read or ask of the scheduler's state. The
-  // fields below are private: a stage that adds an idea (a blocking call's
-  // hand-off, a watcher thread) asks through these, each named for what it
-  // means in Go's scheduler, so that stage 3 keeps its invariants.
-  /// Whether the GRQ is empty: a hint read without the lock (relaxed), as
-  /// Go's handoffp reads sched.runqsize. Any thread.
-  bool grq_empty() const {
-    return grq_size_.load(std::memory_order_relaxed) == 0;
-  }
-  /// Idle Ps (Go's sched.npidle), read with `order`: seq_cst on the
-  /// wake-up protocol's paths (the essay), relaxed where a hint will do.
-  std::int32_t npidle(std::memory_order order) const {
-    return npidle_.load(order);
-  }
-  /// Spinning Ms (Go's sched.nmspinning), read with `order` as npidle.
-  std::int32_t nmspinning(std::memory_order order) const {
-    return nmspinning_.load(order);
-  }
-  /// Go's handoffp's second check: if no M spins and no P is idle, nobody
-  /// looks for work, and the caller's hand-off counts one spinning M
-  /// (0 -> 1) for the M it starts; whether it did. seq_cst: the wake-up
-  /// protocol's (wakep's increment is the same compare-exchange).
-  bool claim_spinning_if_nobody_looks();
-  /// Whether a stop of the world is under way (Go's sched.gcwaiting), read
-  /// with `order`: seq_cst in a Dekker pair with stop_the_world's store.
-  bool world_stopping(std::memory_order order) const {
-    return gcwaiting_.load(order);
-  }
-  /// Whether timers wait, or the stage wants an idle M on duty
-  /// (idle_duty_wanted), while no idle M is on duty: a P given up now would
-  /// leave them unwatched (handoffp's last check). sched_ held.
-  bool duty_unwatched() const;
-  /// The idle M on duty (sleeping until the next timer, or in a later
-  /// stage's idle_wait), or null. sched_ held.
-  M* duty_m() const { return timer_m_.load(std::memory_order_relaxed); }
-  /// What the idle M on duty waits for has changed (an earlier timer; in a
-  /// later stage, a first I/O waiter): if it is asleep it is woken to wait
-  /// again, and with nobody on duty while duty is wanted, an idle M takes
-  /// it. sched_ held.
-  void wake_duty_m();
-  /// Go's sched.maxmcount (debug.SetMaxThreads): a run making more Ms is
-  /// fatal (reserve_m). Before run(); stage 3's own bound is 10000.
-  void set_max_threads(int n) { maxmcount_ = n; }
-  /// The Ps of this moment: GOMAXPROCS (gomaxprocs()) and allp(i) for i
-  /// below it. sched_ held, which a resize needs too.
-  int nprocs() const { return gomaxprocs_.load(std::memory_order_relaxed); }
-  /// P number i of allp (see nprocs). sched_ held.
-  P* allp(int i) const { return allp_[static_cast<std::size_t>(i)].get(); }
-  /// M number id, or null if no M has it. sched_ held (Ms are appended
-  /// under it and live until the runtime goes).
-  M* m_by_id(int id) const {
-    return id >= 0 && static_cast<std::size_t>(id) < allm_.size()
-               ? allm_[static_cast<std::size_t>(id)].get()
-               : nullptr;
-  }
   /// The state a lost wake-up leaves behind, sampled: a P is idle, no M
   /// spins and no stop of the world is under way, while a goroutine waits
   /// in the GRQ or in a running P's queue (conservation_watch.h samples
@@ -686,20 +675,6 @@ class Runtime {
   /// submission of work; staying in it is the bug. Any thread; takes
   /// sched_.
   bool idle_p_with_queued_work() const;
-  /// A trace buffer for a watcher thread (start_watchers), which owns it
-  /// from now on; null when this run is not traced. The watcher's thread.
-  trace::Buffer* watcher_trace(int thread) { return trace_.buffer(thread); }
-
- public:
-  /// A safe point of the goroutine running on m found its P's preempt
-  /// request: the goroutine stops here (Go's preemptPark via gopreempt_m)
-  /// and runs again later, perhaps on another M. Every call into the runtime
-  /// is such a safe point (a goroutine's entry to go, yield, a channel, a
-  /// mutex, a wait group...), as Go's function prologues were; a later
-  /// stage may add more. On the goroutine; m is its M.
-  void preempt_now(M* m);
-
- protected:
   // Tracing (trace/tracer.h).
   /// The trace file's description of this run.
   trace::RunInfo trace_info() const;
@@ -711,17 +686,8 @@ class Runtime {
     return m != nullptr ? m->trace : nullptr;
   }
 
-  // ---- Go's sched.lock. Lock order: an object's lock (Chan, Mutex,
-  // WaitGroup), then sched_, then gfree_lock_, then allglock_. Protected,
-  // not private: a later stage's state may live under the same lock, as
-  // Go's does.
-  /// Protects the private fields below, up to stats_, except where a
-  /// field's own note says otherwise (the atomics, stopnote_, allp_,
-  /// steal_coprimes_).
-  mutable CountingLock sched_;
 
- private:
-  // Stage 3's own: a later stage reads them through the accessors above.
+  // ---- Stage 3's own state: a later stage asks through the parts above.
   Config config_;        ///< resolved; immutable during a run
   DebugSettings debug_;  ///< parsed config_.debug
   stage2::StackPool stacks_;  ///< thread-safe
@@ -833,62 +799,5 @@ class Runtime {
   /// around the whole run: the Ms and any watcher (start_watchers).
   trace::Session trace_;
 };
-
-/// The first and last frame of every goroutine (schedule.cc); internal.
-void goroutine_entry(void* arg) noexcept;
-/// A goroutine's life, up to the destruction of its function: called by
-/// goroutine_entry, which then ends it (schedule.cc); internal.
-void goroutine_body(G* gp) noexcept;
-
-/// go(fn)'s work, once fn's type is known (gmp::function_type, for the
-/// goroutine dumps and traces).
-void go(GoFunc fn, const std::type_info* type);
-
-/// Starts a new goroutine running `fn`, any callable with no arguments
-/// (Go's `go fn()`): it goes to this P's runnext. Goroutine only; errors
-/// as in stage 2.
-template <class F>
-void go(F&& fn) {
-  const std::type_info* type = function_type(fn);
-  go(GoFunc(std::forward<F>(fn)), type);  // move-only ones too
-}
-
-/// Lets another goroutine run: the caller goes to the tail of its P's run
-/// queue (the notes' Gosched; Go's goyield). Goroutine only; throws
-/// gmp::Goexit once main has returned.
-void yield();
-
-/// Go's runtime.NumGoroutine: how many goroutines of the caller's runtime
-/// exist now (main included; queued, running and blocked ones; not the
-/// dead). A snapshot. Goroutine only (gmp::UsageError otherwise).
-int num_goroutine();
-
-/// Parks the calling goroutine for at least `d` (Go's time.Sleep).
-/// Goroutine only; throws gmp::Goexit if main returns meanwhile.
-void sleep_for(std::chrono::nanoseconds d);
-
-/// Go's runtime.GOMAXPROCS: returns the current number of Ps and, if `n`
-/// is positive, changes it to n (stopping the world meanwhile), or to
-/// kMaxProcs if n is larger, as Go caps it. n <= 0 only asks, as in Go.
-/// Goroutine only; once main has returned, a change throws gmp::Goexit.
-int gomaxprocs(int n = 0);
-
-/// Go's runtime.LockOSThread: wires the calling goroutine to its M (its
-/// OS thread) until as many unlock_os_thread calls: it runs on that thread
-/// only, and the thread runs no other goroutine. When the goroutine waits,
-/// its M hands its P to another M and sleeps until the goroutine is ready
-/// again. A goroutine that ends while wired takes its thread with it: the
-/// thread exits (Go 1.10+). Goroutine only (gmp::UsageError otherwise).
-void lock_os_thread();
-
-/// Go's runtime.UnlockOSThread: undoes one lock_os_thread call; the
-/// goroutine is free to move again once every call is undone. Without a
-/// lock_os_thread to undo it does nothing, as in Go. Goroutine only.
-void unlock_os_thread();
-
-/// How many lock_os_thread calls of the caller are not undone yet (the
-/// first value of Go's LockOSCounts, which Go's own tests read through
-/// export_test.go). Goroutine only.
-std::uint32_t lock_os_count();
 
 }  // namespace gmp::stage3

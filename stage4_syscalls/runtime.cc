@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -108,58 +109,34 @@ G* Runtime::poll_network(M* m) {
     return nullptr;
   }
   thread_local std::vector<G*> gs;  // this M's (g0 runs on the M's thread)
-  poller_->poll(Clock::time_point::min(), gs);
+  netpoll_now(gs);
   if (gs.empty()) return nullptr;
-  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
-  for (G* gp : gs) make_runnable(gp);
-  G* first = gs.front();
-  injectglist(m, gs, 1);
+  G* first = gs.front();  // runs now, on this M; the rest are injected
+  make_runnable(first);
+  injectglist(m, std::span(gs).subspan(1));  // stage 3's (Go's)
   gs.clear();
   return first;
 }
 //! [poll_network]
 
-void Runtime::injectglist(M* m, std::vector<G*>& gs, std::size_t from) {
-  if (from >= gs.size()) return;
-  std::size_t n = gs.size() - from;
-  std::size_t global = 0;
-  {
-    std::lock_guard lk(sched_);
-    global = std::min<std::size_t>(
-        n, static_cast<std::size_t>(npidle(std::memory_order_relaxed)));
-    if (global > 0) {
-      auto k = static_cast<std::uint32_t>(global);
-      link_batch(gs.data() + from, k);
-      globrunqputbatch(gs[from], gs[from + global - 1], k);
-    }
-  }
-  for (std::size_t i = 0; i < global; ++i) startm(nullptr, /*spinning=*/false);
-  for (std::size_t i = from + global; i < gs.size(); ++i) {
-    runqput(m->p, gs[i], /*next=*/false);
-  }
+void Runtime::netpoll_now(std::vector<G*>& gs) {
+  poller_->poll(Clock::time_point::min(), gs);
+  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+}
+
+bool Runtime::netpoll_overdue(Clock::time_point now,
+                              Clock::duration age) const {
+  return poller_->waiters() > 0 &&
+         !poll_blocked_.load(std::memory_order_relaxed) &&
+         now - poller_->last_poll() >= age;
 }
 
 void Runtime::ready_list(std::vector<G*>& gs) {
-  if (gs.empty()) return;
   M* m = getm();
-  if (m != nullptr && m->rt == this && m->curg != nullptr && m->p != nullptr) {
-    for (G* gp : gs) {
-      make_runnable(gp);
-      runqput(m->p, gp, /*next=*/false);
-    }
-    gs.clear();
-  } else {  // a plain thread, or another runtime's goroutine: the GRQ
-    inject_global(gs);
-  }
-  wakep();
-}
-
-void Runtime::inject_global(std::vector<G*>& gs) {
-  std::lock_guard lk(sched_);
-  for (G* gp : gs) {
-    make_runnable(gp);
-    globrunqput(gp);
-  }
+  bool ours = m != nullptr && m->rt == this && m->curg != nullptr;
+  // From a goroutine of ours: beside it on its P; from anywhere else (a
+  // plain thread closing a Conn, another runtime's goroutine): the GRQ.
+  injectglist(ours ? m : nullptr, gs);
   gs.clear();
 }
 
@@ -167,19 +144,17 @@ bool Runtime::idle_duty_wanted() const {
   return stage3::Runtime::idle_duty_wanted() || poller_->waiters() > 0;
 }
 
-void Runtime::idle_wait(M* m, Clock::time_point until) {
+void Runtime::idle_wait(M* m, Clock::time_point until,
+                        std::vector<G*>& ready) {
   if (poller_->waiters() == 0) {  // only timers: stage 3's sleep
-    stage3::Runtime::idle_wait(m, until);
+    stage3::Runtime::idle_wait(m, until, ready);
     return;
   }
-  thread_local std::vector<G*> gs;
   poll_blocked_.store(true, std::memory_order_relaxed);
   netpoll_blocking_.fetch_add(1, std::memory_order_relaxed);
-  poller_->poll(until, gs);
+  poller_->poll(until, ready);  // stage 3's stopm queues what it readied
   poll_blocked_.store(false, std::memory_order_relaxed);
-  if (gs.empty()) return;
-  netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
-  inject_global(gs);
+  netpoll_ready_.fetch_add(ready.size(), std::memory_order_relaxed);
 }
 
 void Runtime::wake_m(M* m) {

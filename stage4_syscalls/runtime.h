@@ -167,7 +167,8 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// deadline (Go's findRunnable, "poll network until next timer"). What it
   /// collects goes to the GRQ; stage 3's stopm then takes an idle P for it.
   /// With no descriptor waited on, it sleeps on its Note as in stage 3.
-  void idle_wait(M* m, Clock::time_point until) override;
+  void idle_wait(M* m, Clock::time_point until,
+                 std::vector<G*>& ready) override;
   /// Taking an idle M off the list wakes it: from its Note, and, if it is the M
   /// on duty, from epoll_wait. sched_ held.
   void wake_m(M* m) override;
@@ -182,7 +183,37 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// racing this one would otherwise zero the counters of the one under way.
   void reset_run_state() override;
 
- protected:  // stage 5 builds on what follows
+ protected:
+  // ==== How a later stage plugs in ==========================================
+  // Stage 3's four parts (stage3_gmp/runtime.h), and two more of stage 4's:
+  // nothing else of stage 4 is visible to a stage built on it.
+
+  // ---- Part 5. The poller, for a watcher: a thread outside the Ms (it
+  // holds no P) may poll too, when no M has for a while, and inject what
+  // it finds (stage 3's injectglist).
+  /// Whether goroutines wait on descriptors, no M is blocked in epoll_wait,
+  /// and nobody has polled for `age` (Go's sysmon's test of sched.lastpoll).
+  /// Any thread.
+  bool netpoll_overdue(Clock::time_point now, Clock::duration age) const;
+  /// Go's netpoll(0): a poll that does not wait. The goroutines it readied
+  /// (still waiting, claimed: for injectglist) are appended to `gs`, and
+  /// counted. Any thread.
+  void netpoll_now(std::vector<G*>& gs);
+
+  // ---- Part 6. Blocking calls: the halves of entersyscall that every
+  // hand-off policy shares (stage 4 hands the P off at once, in
+  // entersyscall; a policy may hand it off later, from another thread).
+  /// gp, running on m, enters a blocking call: its status (kSyscall), its
+  /// trace event, the call counted; m releases its P, which is returned.
+  /// On gp.
+  P* syscall_releasep(M* m, G* gp);
+  /// Go's handoffp for pp, whose M is in a blocking call: stage 3's
+  /// handoffp, counted as a hand-off and traced as one from thread `from`
+  /// (an M's id, or trace::kSysmonThread) in `t`, the caller's trace
+  /// buffer (null: not traced). Returns the M that got pp, or null.
+  M* syscall_handoffp(P* pp, trace::Buffer* t, int from);
+
+ private:
   /// `c` validated (stage 3's rules and max_threads), or gmp::ConfigError.
   static Config checked(Config c);
   /// The first goroutine to wait on a descriptor, about to park: if its M has
@@ -195,11 +226,6 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// Go's exitsyscall0, on g0: no P was free for gp. One more look under the
   /// lock; else gp waits in the GRQ and m goes idle.
   void exitsyscall0(M* m, G* gp);
-  /// Go's injectglist: gs[from..] are runnable. One per idle P goes to the GRQ,
-  /// with an M started for each; the rest to m's own queue.
-  void injectglist(M* m, std::vector<G*>& gs, std::size_t from);
-  /// gs (waiting, claimed) become runnable on the GRQ; gs is emptied.
-  void inject_global(std::vector<G*>& gs);
 
   std::shared_ptr<Netpoller> poller_;  ///< immutable after construction
   /// An M is blocked in epoll_wait (Go's sched.lastpoll == 0): others skip

@@ -14,20 +14,28 @@ namespace gmp::stage4 {
 
 //! [entersyscall]
 P* Runtime::entersyscall(M* m, G* gp) {
+  P* pp = syscall_releasep(m, gp);
+  syscall_handoffp(pp, m->trace, m->id);  // at once: Go's entersyscallblock
+  return pp;
+}
+//! [entersyscall]
+
+P* Runtime::syscall_releasep(M* m, G* gp) {
   casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
   trace_go_syscall(m, gp, m->p->id);
-  P* pp = releasep(m);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
-  trace::Buffer* t = m->trace;
+  return releasep(m);
+}
+
+M* Runtime::syscall_handoffp(P* pp, trace::Buffer* t, int from) {
   const std::int64_t at = t != nullptr ? t->now() : 0;  // see handoff()
   M* to = handoffp(pp);  // stage 3's
   if (to != nullptr) handoffs_.fetch_add(1, std::memory_order_relaxed);
   if (t != nullptr && to != nullptr) [[unlikely]] {
-    t->handoff(pp->id, m->id, to->id, at);
+    t->handoff(pp->id, from, to->id, at);
   }
-  return pp;
+  return to;
 }
-//! [entersyscall]
 
 //! [exitsyscall]
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {

@@ -179,27 +179,25 @@ void Runtime::sysmon() {
 // Poll the network if goroutines wait on it and nobody has polled for
 // 10 ms (every M busy): what is ready waits in the GRQ for a P.
 bool Runtime::sysmon_netpoll(Clock::time_point now) {
-  if (poller_->waiters() == 0 || poll_blocked_.load(std::memory_order_relaxed) ||
-      now - poller_->last_poll() < kForcePoll) {
-    return false;
-  }
-  std::vector<G*> gs;
-  // The goroutines the poll returns are on no queue until ready_list
+  if (!netpoll_overdue(now, kForcePoll)) return false;  // stage 4's
+  std::vector<G*>& gs = sysmon_ready_;
+  // The goroutines the poll returns are on no queue until injectglist
   // queues them: meanwhile an M going idle must not call it a deadlock
   // (Go's incidlelocked(-1) around sysmon's injectglist).
   outside_work_begin();
-  poller_->poll(Clock::time_point::min(), gs);
+  netpoll_now(gs);  // stage 4's
   sysmon_netpolls_.fetch_add(1, std::memory_order_relaxed);
-  if (!gs.empty()) {
-    netpoll_ready_.fetch_add(gs.size(), std::memory_order_relaxed);
+  const bool found = !gs.empty();
+  if (found) {
     if (trace::Buffer* t = sysmon_trace_) [[unlikely]] {
       t->sysmon(trace::SysmonAction::kNetpoll, trace::kNoP,
                 static_cast<std::uint32_t>(gs.size()));
     }
-    ready_list(gs);  // from a plain thread: the GRQ, and wakep
+    injectglist(nullptr, gs);  // stage 3's: the GRQ, an M per idle P
+    gs.clear();
   }
   outside_work_end();
-  return !gs.empty();
+  return found;
 }
 
 // Go 1.14's sysmon: timers that should have run (here: 1 ms ago) while no

@@ -243,6 +243,7 @@ class Runtime : public stage4::Runtime {
   };
   std::vector<PView> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
+  std::vector<G*> sysmon_ready_;  // what sysmon's poll readied, reused
   // sysmon's trace buffer, or null. The sysmon thread only: set when it
   // starts, its buffer written by it alone (trace/tracer.h).
   trace::Buffer* sysmon_trace_ = nullptr;

@@ -41,14 +41,11 @@ void Runtime::stop_unattended_ps() {
 }
 
 P* Runtime::entersyscall(M* m, G* gp) {
-  casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
   if (stall_threshold_.count() > 0) {  // opt-in: stall.cc
     std::lock_guard lk(in_calls_mu_);
     in_calls_[m] = InCall{gp->goid, Clock::now(), false};
   }
-  stage4::trace_go_syscall(m, gp, m->p->id);
-  P* pp = releasep(m);
-  syscalls_.fetch_add(1, std::memory_order_relaxed);
+  P* pp = syscall_releasep(m, gp);  // stage 4's
   syscalltick_[static_cast<std::size_t>(pp->id)].fetch_add(
       1, std::memory_order_relaxed);
   // seq_cst: a store-then-load against stop_the_world's store of
@@ -123,13 +120,8 @@ bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
   t.syscallwhen = Clock::time_point{};
   trace::Buffer* tb = sysmon_trace_;
   if (tb != nullptr) [[unlikely]] tb->sysmon(trace::SysmonAction::kRetake, pp->id);
-  const std::int64_t at = tb != nullptr ? tb->now() : 0;  // see handoff()
-  M* to = handoffp(pp);
-  if (to != nullptr) handoffs_.fetch_add(1, std::memory_order_relaxed);
+  syscall_handoffp(pp, tb, trace::kSysmonThread);  // stage 4's
   outside_work_end();
-  if (tb != nullptr && to != nullptr) [[unlikely]] {
-    tb->handoff(pp->id, trace::kSysmonThread, to->id, at);
-  }
   return true;
 }
 
