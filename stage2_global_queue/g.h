@@ -155,4 +155,21 @@ struct G {
 /// runtimes' checkdead.
 std::string deadlock_report(std::vector<const G*> waiting);
 
+/// The first step of exit after main (protocol 4 of stage 2's runtime.h),
+/// for every runtime with Gs: the sudog of every goroutine of `allgs` that
+/// waits, and whose sudog no waker has claimed, is cancelled and returned.
+/// The caller then unlinks them all (gmp::unlink_cancelled) before it
+/// readies any, which then throws gmp::Goexit. With the lock that keeps
+/// `allgs` from growing held.
+template <class Gs>
+std::vector<Sudog<G*>*> cancel_parked(const Gs& allgs) {
+  std::vector<Sudog<G*>*> cancelled;
+  for (const auto& g : allgs) {
+    if (g->readgstatus() == GStatus::kWaiting && g->waiting->try_cancel()) {
+      cancelled.push_back(g->waiting);
+    }
+  }
+  return cancelled;
+}
+
 }  // namespace gmp::stage2

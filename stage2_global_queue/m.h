@@ -38,7 +38,7 @@ struct M : MCore {
   bool idle = false;       ///< on the idle list
   /// Asleep in stoplockedm, waiting for its locked goroutine.
   bool lockedwait = false;
-  /// Its locked goroutine was handed to it (startlockedm_locked).
+  /// Its locked goroutine was handed to it (startlockedm).
   bool lockedready = false;
   /// Function timers find_runnable took off the heap, to call once it has
   /// unlocked (kept here so that the vector's memory is reused). Owner M.

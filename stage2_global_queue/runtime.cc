@@ -143,7 +143,7 @@ void Runtime::stop_ms() noexcept {
     stopping_ = true;
     while (M* m = mget()) m->park.wakeup();
   }
-  // No M is made from now on (newm_locked checks stopping_); the template
+  // No M is made from now on (newm checks stopping_); the template
   // thread makes what it was asked before it ends.
   template_thread_.stop();
   for (auto& m : ms_) {
@@ -175,11 +175,7 @@ void Runtime::exit_after_main() {
       }
     }
     stats_.goroutines_never_started = never_started.size();
-    for (auto& g : allgs_) {
-      Sudog<G*>* s = g->waiting;
-      if (g->readgstatus() != GStatus::kWaiting || !s->try_cancel()) continue;
-      cancelled.push_back(s);
-    }
+    cancelled = cancel_parked(allgs_);
     timers_.clear();  // sleepers cancelled; no timer fires after main
   }
   for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);
@@ -193,7 +189,7 @@ void Runtime::exit_after_main() {
     gfput(gp);
     --live_;
   }
-  for (Sudog<G*>* s : cancelled) ready_locked(s->g);  // they throw Goexit
+  for (Sudog<G*>* s : cancelled) ready(s->g);  // they throw Goexit
   main_returned_.wakeup();
 }
 

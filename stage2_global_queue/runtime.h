@@ -58,7 +58,7 @@
 ///    locked goroutine waits, its M leaves its place to another M (an idle
 ///    one, or a new one) and sleeps (stoplockedm); the M that takes the
 ///    goroutine from the GRQ hands it its own place and goes idle
-///    (startlockedm_locked). A goroutine ending locked ends its thread,
+///    (startlockedm). A goroutine ending locked ends its thread,
 ///    and the Ms a locked M asks for are made by the template thread.
 /// ```
 #pragma once
@@ -187,62 +187,109 @@ class Runtime {
   friend bool goroutine_body(G* gp) noexcept;
   /// \endcond
 
-  // proc.cc: the scheduler (Go's proc.go, 1.0 edition).
-  // Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
-  // m is the calling goroutine's M, or null for main (run() creates it
-  // from a plain thread); `type` is fn's (gmp::function_type). Returns null
-  // if main has already returned (the goroutine is dropped: `fn` is
-  // destroyed by the caller, after the lock is released). One lock
-  // acquisition when a dead G can be reused, which is the common case.
+  // proc.cc: goroutines and Ms (Go's proc.go, 1.0 edition).
+  /// Protocol 1 (Go's newproc): a new runnable goroutine at the GRQ's tail.
+  /// m is the calling goroutine's M, or null for main (run() creates it
+  /// from a plain thread); `type` is fn's (gmp::function_type). Returns null
+  /// if main has already returned (the goroutine is dropped: `fn` is
+  /// destroyed by the caller, after the lock is released). One lock
+  /// acquisition when a dead G can be reused, which is the common case.
   G* newproc(GoFunc fn, M* m, const std::type_info* type);
+  /// Go's malg: a new dead G with its stack, in allgs_. Takes sched_;
+  /// throws std::system_error as StackPool::alloc does, changing nothing.
   G* malg();
-  G* gfget();
-  void gfput(G* gp);
-  void mstart(M* m);
-  G* find_runnable(M* m);
-  void execute(M* m, G* gp);
-  void park_m(M* m, G* gp);
-  void gosched_m(M* m, G* gp);
-  // Whether m's thread must end (gp was locked to it).
-  bool goexit0(M* m, G* gp);
-  // LockOSThread: m's locked goroutine is not running. m leaves its place
-  // (one of `procs`) to another M and sleeps until an M that took the
-  // goroutine from the GRQ hands it over (startlockedm_locked).
-  void stoplockedm(M* m);
-  // sched_ held: gp, taken from the GRQ by m, is locked to another M: gp
-  // runs there, in m's place, and m goes idle.
-  void startlockedm_locked(M* m, G* gp);
-  // sched_ held: an M left its place (locked wait, or its thread ended):
-  // if goroutines or timers wait for one, another M takes it (Go 1.0's
-  // matchmg).
-  void handoff_place_locked();
-  // sched_ held: a new M, beyond the first `procs`, to take a place a
-  // locked M left (made by the template thread if the caller is locked).
-  void newm_locked();
-  void start_m_thread(M* m);  // m's thread; sched_ held once running
-  void ready_locked(G* gp, bool wake = true);
-  void globrunqput(G* gp);
-  G* globrunqget();
-  void mput(M* m);
-  M* mget();
-  void mremove(M* m);
-  void wake_idle_m();
+  /// Go's casgstatus: gp's status changes from `from` to `to`, or the
+  /// program ends (a broken invariant). sched_ held.
   void casgstatus(G* gp, GStatus from, GStatus to);
-  // Due timers, sched_ held: sleepers are readied; function timers are
-  // recorded in `fire`, for the caller to call once it has unlocked.
+  /// Go's ready: gp (waiting, claimed by the caller) goes to the GRQ's
+  /// tail; with `wake`, an idle M is woken for it if a place is free.
+  /// sched_ held.
+  void ready(G* gp, bool wake = true);
+  /// Go's mput: m onto the idle list. sched_ held.
+  void mput(M* m);
+  /// Go's mget: an idle M off the list, or null. sched_ held.
+  M* mget();
+  /// Takes m, which is idle, off the idle list. sched_ held.
+  void mremove(M* m);
+  /// Wakes an idle M, if a place is free, to run what was just queued; with
+  /// no idle M, a place is free only because Ms wait for their locked
+  /// goroutines or have ended with them: a new M takes it. sched_ held.
+  void wake_idle_m();
+  /// Go's newm: a new M, beyond the first `procs`, to take a place a
+  /// locked M left (made by the template thread if the caller is locked).
+  /// sched_ held.
+  void newm();
+  /// Go's newosproc: m's thread, running mstart; fatal if it cannot be
+  /// made. sched_ held.
+  void newosproc(M* m);
+  // gfree.cc: dead Gs.
+  /// Go's gfget: a dead G (with its stack) off the free list, or null.
+  /// sched_ held.
+  G* gfget();
+  /// Go's gfput: gp, dead, onto the free list. sched_ held.
+  void gfput(G* gp);
+  // grq.cc: the global run queue.
+  /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
+  void globrunqput(G* gp);
+  /// Go's globrunqget: the GRQ's head, or null. sched_ held.
+  G* globrunqget();
+  // schedule.cc: the M's loop (protocols 2 and 3).
+  /// Go's mstart and schedule: the loop an M's thread runs, from its start
+  /// until the run stops.
+  void mstart(M* m);
+  /// Go's findRunnable: the next goroutine for m, from the GRQ, after
+  /// running the due timers; m sleeps while there is none (and one idle M
+  /// sleeps until the next timer). Null when the run is over.
+  G* find_runnable(M* m);
+  /// Go's execute: runs gp on m until it switches back to g0.
+  void execute(M* m, G* gp);
+  /// Go's park_m, on g0 once gp's registers are saved: gp waits, and only
+  /// then is the object's lock released (protocol 3).
+  void park_m(M* m, G* gp);
+  /// Go's gosched_m: gp goes to the GRQ's tail.
+  void gosched_m(M* m, G* gp);
+  /// Go's goexit0: gp is dead; its G and stack go to the free list.
+  /// Returns whether m's thread must end (gp was locked to it: Go 1.10+).
+  bool goexit0(M* m, G* gp);
+  // timers.cc: one heap under sched_.
+  /// Due timers, sched_ held: sleepers are readied; function timers are
+  /// recorded in `fire`, for the caller to call once it has unlocked.
   void run_timers(std::chrono::steady_clock::time_point now,
                   std::vector<TimerFiring>& fire);
-  // A timer into the heap, sched_ held; the M on timer duty resleeps if
-  // it is now the earliest.
+  /// A timer into the heap, sched_ held; the M on timer duty resleeps if
+  /// it is now the earliest.
   void add_timer_locked(RuntimeTimer* t);
-  void add_timer(RuntimeTimer* t);  // Sched::add_timer's work; takes sched_
-  bool del_timer(RuntimeTimer* t);  // Sched::del_timer's work; takes sched_
+  /// Sched::add_timer's work: add_timer_locked under sched_.
+  void add_timer(RuntimeTimer* t);
+  /// Sched::del_timer's work: t out of the heap, under sched_; whether it
+  /// was there.
+  bool del_timer(RuntimeTimer* t);
+  // lockosthread.cc: LockOSThread (Go 1.0's lockedm).
+  /// m's locked goroutine is not running. m leaves its place (one of
+  /// `procs`) to another M and sleeps until an M that took the goroutine
+  /// from the GRQ hands it over (startlockedm).
+  void stoplockedm(M* m);
+  /// gp, taken from the GRQ by m, is locked to another M: gp runs there,
+  /// in m's place, and m goes idle. sched_ held.
+  void startlockedm(M* m, G* gp);
+  /// Go 1.0's matchmg: an M left its place (locked wait, or its thread
+  /// ended): if goroutines or timers wait for one, another M takes it.
+  /// sched_ held.
+  void matchmg();
   // runtime.cc: the life of a run.
+  /// The first `procs` Ms, made and started for a run.
   void start_ms();
+  /// Every goroutine is dead: the Ms leave their loops and are joined.
   void stop_ms() noexcept;
+  /// The run's last step, on run()'s thread: writes the trace, then
+  /// clears running_.
   void end_run() noexcept;
+  /// Protocol 4, on goroutine 1 right after main returned: no goroutine
+  /// may start or keep waiting.
   void exit_after_main();
   // checkdead.cc
+  /// Go's checkdead: called with sched_ held whenever an M goes idle; fatal
+  /// if no goroutine can ever run again, with the report Go prints.
   void checkdead();
 
   const Config config_;  // immutable
@@ -279,7 +326,7 @@ class Runtime {
   std::atomic<bool> exiting_{false};
 
   // The Ms: the first `procs` made before any thread starts, more by
-  // newm_locked (sched_ held); cleared after all are joined.
+  // newm (sched_ held); cleared after all are joined.
   std::vector<std::unique_ptr<M>> ms_;
   // Makes the Ms a locked M asks for: started by the run's first
   // lock_os_thread, stopped by stop_ms. Thread-safe.
@@ -288,6 +335,9 @@ class Runtime {
   Note all_dead_;  // woken by the goexit0 that ends the last goroutine
   trace::Session trace_;  // this run's execution trace (trace/tracer.h)
 };
+
+/// The first and last frame of every goroutine (schedule.cc); internal.
+void goroutine_entry(void* arg) noexcept;
 
 /// go(fn)'s work, once fn's type is known (gmp::function_type, for the
 /// goroutine dumps and traces).

@@ -207,12 +207,7 @@ void Runtime::exit_after_main() {
     std::lock_guard lk(sched_);
     std::lock_guard gl(allglock_);
     main_done_ = true;
-    for (auto& g : allgs_) {
-      if (g->readgstatus() != GStatus::kWaiting || !g->waiting->try_cancel()) {
-        continue;
-      }
-      cancelled.push_back(g->waiting);
-    }
+    cancelled = stage2::cancel_parked(allgs_);  // stage 2's first step
     clear_timers();  // sleepers cancelled; no timer fires after main
   }
   for (Sudog<G*>* s : cancelled) unlink_cancelled(*s);  // before any wakes
