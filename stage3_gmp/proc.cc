@@ -1,6 +1,27 @@
 // Stage 3: goroutines, run queues, Ms and Ps (Go's proc.go: newproc,
 // runqput, ready, wakep, startm,
 // stopm, mput/mget, pidleput/pidleget, acquirep/releasep).
+//
+// Spinning Ms and wakep (Go's "Worker thread parking/unparking")
+// ----------------------------------------------------------------
+// An M out of work that looks for some to steal is spinning. Submitting
+// work (go, ready) wakes an idle M only if there is an idle P and no M is
+// spinning (wakep): a spinning M will find the work. So that no work is
+// lost (a goroutine queued while every M parks), the two sides follow
+// Go's protocol, the delicate dance:
+//   1. submit: put the goroutine in a queue, then check nmspinning;
+//   2. stop spinning: decrement nmspinning, then check every queue again,
+//      and go back to spinning if anything is there;
+//   3. with no idle P, the submitter raises needspinning, then looks at
+//      npidle again; an M about to give its P up (not spinning, so it
+//      skips rule 2) checks needspinning before and after it puts the P
+//      on the idle list, and spins instead if it is raised (Go 1.21's
+//      fix of a lost wake-up, golang/go#45867: without it, a goroutine
+//      queued while the last busy M was giving up its P waited until the
+//      busy goroutine scheduled, forever if it spins on the queued one);
+// and a spinning M that finds work calls wakep, so that another M spins
+// for the work that may follow. At most half the busy Ps' worth of Ms spin
+// (2 * nmspinning < GOMAXPROCS - npidle).
 #include <algorithm>
 #include <chrono>
 #include <mutex>

@@ -43,63 +43,16 @@
 ///      order, runnext taken only in the last round;
 ///   6. nothing: give the P back and park the M.
 ///
-/// Spinning Ms and wakep (Go's "Worker thread parking/unparking")
-/// ----------------------------------------------------------------
-/// An M out of work that looks for some to steal is spinning. Submitting
-/// work (go, ready) wakes an idle M only if there is an idle P and no M is
-/// spinning (wakep): a spinning M will find the work. So that no work is
-/// lost (a goroutine queued while every M parks), the two sides follow
-/// Go's protocol, the delicate dance:
-///   1. submit: put the goroutine in a queue, then check nmspinning;
-///   2. stop spinning: decrement nmspinning, then check every queue again,
-///      and go back to spinning if anything is there;
-///   3. with no idle P, the submitter raises needspinning, then looks at
-///      npidle again; an M about to give its P up (not spinning, so it
-///      skips rule 2) checks needspinning before and after it puts the P
-///      on the idle list, and spins instead if it is raised (Go 1.21's
-///      fix of a lost wake-up, golang/go#45867: without it, a goroutine
-///      queued while the last busy M was giving up its P waited until the
-///      busy goroutine scheduled, forever if it spins on the queued one);
-/// and a spinning M that finds work calls wakep, so that another M spins
-/// for the work that may follow. At most half the busy Ps' worth of Ms spin
-/// (2 * nmspinning < GOMAXPROCS - npidle).
-///
-/// Stop the world (for a GOMAXPROCS change, and when main returns): the
-/// caller raises gcwaiting and asks every running goroutine to stop at its
-/// next safe point (P::preempt, Go's preemptall): its next call into the
-/// runtime, where it yields (preempt_now); each M, at its next scheduling
-/// point, gives its P up; idle Ps are taken at once; the caller sleeps
-/// until every P is stopped, changes what it must, and starts the world
-/// again. A goroutine that never calls into the runtime (a loop on an
-/// atomic) delays the stop: preemption from outside the goroutine
-/// (Go 1.14's, through a watcher thread) cures that.
-///
-/// Timers (Go 1.14, timers.cc): each P has a timer heap under its own
-/// lock. A goroutine's timer, its sleep's included, goes on its P; the M
-/// holding a P fires that P's due timers first in findRunnable, and an M
-/// looking for work fires other Ps' due timers in steal_work's last round;
-/// the first idle M sleeps until the earliest timer of all Ps (timer duty),
-/// and a timer that becomes its P's earliest wakes it if it would sleep
-/// past it (or wakep, with nobody on duty).
-///
-/// LockOSThread (lockosthread.cc): stage 2's locked M left its place to
-/// another M; here the place is its P. When the locked goroutine waits,
-/// its M hands the P off (handoffp) and sleeps (stoplockedm); the M that
-/// takes the goroutine from a run queue gives that M its own P
-/// (startlockedm) and goes idle. A goroutine ending locked ends its thread
-/// after handing its P off (mexit_locked).
-///
-/// Stacks only for goroutines that run (schedule.cc, stack_cache.h): stage 2
-/// gives a goroutine its stack at go(), so 1M goroutines queued at once
-/// hold 1M stacks. Here a queued goroutine holds none: execute gives it
-/// one from its P's StackCache at its first run (gostartcallfn), goexit0
-/// gives it back there at once, and the cache trades with stage 2's
-/// StackPool in batches of StackCache::kBatch under one lock.
+/// The rest of the story lives beside its code, each at the top of its
+/// file: spinning Ms and wakep, the wake-up protocol (proc.cc); stopping
+/// the world (stw.cc); timers in the P (timers.cc); LockOSThread
+/// (lockosthread.cc); stacks only for goroutines that run
+/// (stack_cache.h).
 ///
 /// Everything else is stage 2's, reused: the context switch, the stack
-/// pool, the goroutine machinery (switch, signals, current M), park and ready through
-/// common/, the timer heap (common/timer.h), exit when main returns,
-/// checkdead.
+/// pool, the goroutine machinery (switch, signals, current M), park and
+/// ready through common/, the timer heap (common/timer.h), exit when main
+/// returns, checkdead's report.
 /// ```
 #pragma once
 
@@ -116,17 +69,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/chan.h"
-#include "common/context.h"
 #include "common/counting_lock.h"
-#include "common/function_type.h"
 #include "common/go_func.h"
-#include "common/mutex.h"
-#include "common/select.h"
-#include "common/time.h"
 #include "common/note.h"
 #include "common/runtime_lock.h"
-#include "common/wait_group.h"
 #include "stage2_global_queue/g.h"
 #include "stage2_global_queue/goroutine_dump.h"
 #include "stage2_global_queue/stack.h"
@@ -344,8 +290,8 @@ class Runtime {
   /// Go's wakep: if no M is spinning, wakes (or makes) an M to spin on an idle
   /// P. With no idle P it raises needspinning_ (unless it is raised already)
   /// and reads npidle_ again: a P that went idle meanwhile gets the M; else
-  /// the next M about to give its P up spins instead (the essay's third
-  /// rule). The submitted work was queued before this check (the essay):
+  /// the next M about to give its P up spins instead (proc.cc's essay,
+  /// rule 3). The submitted work was queued before this check (rule 1):
   /// seq_cst orders it against nmspinning_, npidle_ and needspinning_.
   void wakep();
   /// Go's runqput: into pp's queue (runnext with `next`); a full queue sends
@@ -372,7 +318,7 @@ class Runtime {
   /// while scanning.
   void casgstatus(G* gp, GStatus from, GStatus to);
   /// Idle Ps (Go's sched.npidle), read with `order`: seq_cst on the
-  /// wake-up protocol's paths (the essay), relaxed where a hint will do.
+  /// wake-up protocol's paths (proc.cc's essay), relaxed where a hint will do.
   std::int32_t npidle(std::memory_order order) const {
     return npidle_.load(order);
   }
@@ -741,12 +687,12 @@ class Runtime {
 
   // ---- Atomics read on fast paths without a lock.
   std::atomic<int> gomaxprocs_{0};  ///< changed only with the world stopped
-  /// Spinning Ms. seq_cst on the wake-up protocol's paths (see the essay);
+  /// Spinning Ms. seq_cst on the wake-up protocol's paths (proc.cc's essay);
   /// relaxed where only a hint is read.
   std::atomic<std::int32_t> nmspinning_{0};
   /// Go's sched.needspinning: work was submitted or found while every P was
   /// held, and no M spins for it; the next M about to give its P up spins
-  /// instead (the essay's third rule). Raised by wakep and
+  /// instead (proc.cc's essay, rule 3). Raised by wakep and
   /// pidleget_spinning, cleared by become_spinning; seq_cst, a Dekker pair
   /// with npidle_ (wakep raises it then reads npidle_; findRunnable puts
   /// its P on the idle list, then reads it).

@@ -1,6 +1,16 @@
 // Stage 3: stopping the world, and changing GOMAXPROCS while running (Go's
 // stopTheWorldWithSema, gcstopm, startTheWorldWithSema, procresize,
 // runtime.GOMAXPROCS).
+//
+// Stop the world (for a GOMAXPROCS change, and when main returns): the
+// caller raises gcwaiting and asks every running goroutine to stop at its
+// next safe point (P::preempt, Go's preemptall): its next call into the
+// runtime, where it yields (preempt_now); each M, at its next scheduling
+// point, gives its P up; idle Ps are taken at once; the caller sleeps
+// until every P is stopped, changes what it must, and starts the world
+// again. A goroutine that never calls into the runtime (a loop on an
+// atomic) delays the stop: preemption from outside the goroutine
+// (Go 1.14's, through a watcher thread) cures that.
 #include <algorithm>
 #include <chrono>
 #include <mutex>

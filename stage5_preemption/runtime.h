@@ -208,17 +208,46 @@ class Runtime : public stage4::Runtime {
   void stop_watchers() noexcept override;
 
  private:
+  /// `c` validated (stage 4's rules, then the time slice, the stall
+  /// threshold, and whether kAsync can be had here), or gmp::ConfigError.
   static Config checked(Config c);
+  /// Go's sysmon: the watcher thread's loop, from start_watchers until
+  /// stop_watchers; each round polls, starts an M for overdue timers,
+  /// retakes and reports stalls, then sleeps 20 us to 10 ms (runtime.cc).
   void sysmon();
   struct Tick;
+  /// Go's retake: Ps left in blocking calls go to other Ms
+  /// (retake_syscall), and a P that has run one goroutine (or one runnext
+  /// chain) for a time slice is asked to yield (preempt_long_run), the
+  /// signal sent to its M with kAsync (signal_ms). `*running`: whether a P
+  /// runs or is in a call. Whether it acted. sysmon's thread.
   bool retake(Clock::time_point now, bool* running);
+  /// The syscall half of retake (syscall.cc): pp, kPSyscall, has been in
+  /// one call for a whole round. Handed off (syscall_handoffp), unless it
+  /// has nothing queued and others look for work, then only after 10 ms.
+  /// Whether it took pp.
   bool retake_syscall(P* pp, Tick& t, Clock::time_point now);
+  /// The preemption half of retake (Go's preemptone after a time slice):
+  /// asks pp's goroutine `goid` to yield (0: pp's M was in the scheduler,
+  /// and nothing is asked), and queues its M for the signal with kAsync.
+  /// Whether it asked anew.
   bool preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
                         Clock::time_point now);
+  /// Sends SIGURG to the Ms retake queued this round (Go's preemptM),
+  /// their thread ids read under the sched lock.
   void signal_ms();
+  /// Reports, once each, a goroutine that has run, or stayed in one
+  /// blocking call, past stall_threshold (stall.cc). After retake.
   void report_stalls(Clock::time_point now);
+  /// One stall report, counted: to stall_sink, or a line on stderr.
   void stall(const std::string& what);
+  /// sysmon's poll: goroutines wait on descriptors and nobody has polled
+  /// for 10 ms (stage 4's netpoll_overdue): it polls and injects what is
+  /// ready (injectglist), counted as outside work meanwhile. Whether it
+  /// found any.
   bool sysmon_netpoll(Clock::time_point now);
+  /// Go 1.14's sysmon backstop: timers overdue by 1 ms while no idle M is
+  /// on duty and a P is idle: an M is started on it. Whether it did.
   bool sysmon_timers(Clock::time_point now);
 
   const Preempt preempt_;
