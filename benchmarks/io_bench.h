@@ -9,10 +9,10 @@
 
 #include <cstdint>
 
+#include "benchmarks/echo.h"
+#include "benchmarks/sleepers.h"
 #include "stage3_gmp/api.h"
 #include "stage4_syscalls/api.h"
-#include "stage4_syscalls/echo.h"
-#include "stage4_syscalls/sleepers.h"
 
 namespace gmp::bench {
 
@@ -20,14 +20,14 @@ namespace gmp::bench {
 /// trips of 64 bytes; the time is the round trips' only (connecting is
 /// left out), per round trip. kStage: 4 or 1.
 template <int kStage>
-void echo(benchmark::State& state) {
+void echo_round_trips(benchmark::State& state) {
   const int conns = static_cast<int>(state.range(0));
   const int trips = conns == 1 ? 2000 : 20000 / conns;
   std::uint64_t threads = 0;
   for (auto _ : state) {
-    stage4::echo::Load load =
-        kStage == 4 ? stage4::echo::stage4_server(conns, 2, trips, &threads)
-                    : stage4::echo::stage1_server(conns, trips, &threads);
+    echo::Load load = kStage == 4
+                          ? echo::stage4_server(conns, 2, trips, &threads)
+                          : echo::stage1_server(conns, trips, &threads);
     state.SetIterationTime(load.echo_ms / 1000);
   }
   state.SetItemsProcessed(state.iterations() * conns * trips);
@@ -40,15 +40,16 @@ template <class Api, bool kMarked>
 void eight_sleepers(benchmark::State& state) {
   long counted = 0;
   for (auto _ : state) {
-    double ms = stage4::eight_sleepers_ms<Api, kMarked>(&counted);
+    double ms = eight_sleepers_ms<Api, kMarked>(&counted);
     state.SetIterationTime(ms / 1000);
   }
   state.counters["counter_reached"] = static_cast<double>(counted);
 }
 
 inline void register_io() {
-  for (auto [name, fn] : {std::pair{"echo/stage4_syscalls", &echo<4>},
-                          std::pair{"echo/stage1_threadpool", &echo<1>}}) {
+  for (auto [name, fn] :
+       {std::pair{"echo/stage4_syscalls", &echo_round_trips<4>},
+        std::pair{"echo/stage1_threadpool", &echo_round_trips<1>}}) {
     benchmark::RegisterBenchmark(name, fn)
         ->ArgName("conns")
         ->Arg(1)

@@ -1,32 +1,27 @@
 // Stage 4 demo: goroutines that wait for the outside world.
 //
-//   1. An echo server with thousands of connections on GOMAXPROCS threads,
-//      against stage 1's thread per connection (demo_echo.cc).
-//   2. The notes' (docs/course/notes.md) hand-off picture: a goroutine blocked
+//   1. The notes' (docs/course/notes.md) hand-off picture: a goroutine blocked
 //      in a system call while the others keep running on its former P, printed
-//      as it happens; then 8 goroutines in 200 ms calls on 1 P, stage 3 vs 4.
-//   3. What is still wrong: every blocking call hands its P off, even a
+//      as it happens.
+//   2. What is still wrong: every blocking call hands its P off, even a
 //      quick one; and a goroutine that never calls the runtime keeps its P.
 //
-// Usage: demo [--connections=N] [--quick]   (part 1 with N connections,
-//        default 10000; --quick: 300, as the demo's test runs it)
+// Stage 4 against the earlier stages (an echo server with thousands of
+// connections against stage 1's thread per connection; 8 goroutines in
+// 200 ms calls on 1 P, stage 3 vs 4) is the I/O demo, above the stages:
+// examples/io/demo.cc (`./course demo io`).
+//
+// Usage: demo
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 
 #include "stage3_gmp/api.h"
 #include "stage4_syscalls/api.h"
-#include "stage4_syscalls/sleepers.h"
-
-namespace demo {
-void echo_servers(int want);  // demo_echo.cc
-}
 
 namespace {
 
@@ -51,7 +46,7 @@ void say(const char* what) {
 
 void handoff_picture() {
   using namespace gmp::stage4;
-  std::printf("2. Hand-off, as in the notes: GOMAXPROCS=1; G2 blocks 200 ms "
+  std::printf("1. Hand-off, as in the notes: GOMAXPROCS=1; G2 blocks 200 ms "
               "in a system call, G3 counts\n");
   Runtime rt(Config{{.procs = 1, .debug = ""}});
   rt.run([&rt] {
@@ -91,19 +86,7 @@ void handoff_picture() {
               (unsigned long long)s.exitsyscall_grq);
 }
 
-void eight_sleepers() {
-  std::printf("   8 goroutines in 200 ms blocking calls on 1 P, one more "
-              "counting:\n");
-  long n3 = 0, n4 = 0;
-  double ms3 = gmp::stage4::eight_sleepers_ms<gmp::stage3::Api, false>(&n3);
-  double ms4 = gmp::stage4::eight_sleepers_ms<gmp::stage4::Api, true>(&n4);
-  std::printf("     stage 3 (the call holds the P): %6.0f ms, counter "
-              "reached %ld\n", ms3, n3);
-  std::printf("     stage 4 (blocking(), P handed off): %6.0f ms, counter "
-              "reached %ld\n\n", ms4, n4);
-}
-
-// Part 3a: the eager hand-off's price on a call that does not block, on
+// Part 2a: the eager hand-off's price on a call that does not block, on
 // 1 P with another goroutine ready to run: each call gives the P to
 // another M, and the caller comes back through the GRQ.
 void quick_calls() {
@@ -129,7 +112,7 @@ void quick_calls() {
     other.wait();
   });
   Stats s = rt.stats();
-  std::printf("3. What is still wrong\n");
+  std::printf("2. What is still wrong\n");
   std::printf("   a. Every blocking() call gives its P away, even a quick one. "
               "GOMAXPROCS=1, another\n      goroutine runnable: getppid() "
               "costs %.0f ns, inside blocking() %.0f ns (%llu hand-offs,\n"
@@ -138,7 +121,7 @@ void quick_calls() {
               (unsigned long long)s.exitsyscall_grq, kCalls);
 }
 
-// Part 3b: a goroutine that never calls the runtime keeps its P.
+// Part 2b: a goroutine that never calls the runtime keeps its P.
 void tight_loop() {
   using namespace gmp::stage4;
   Runtime rt(Config{{.procs = 1, .debug = ""}});
@@ -163,25 +146,12 @@ void tight_loop() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int connections = 10000;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--connections=", 14) == 0) {
-      connections = std::atoi(argv[i] + 14);
-    } else if (std::strcmp(argv[i], "--quick") == 0) {
-      connections = 300;
-    } else {
-      std::fprintf(stderr, "usage: %s [--connections=N] [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (connections < 1) {
-    std::fprintf(stderr, "demo: --connections must be at least 1\n");
+  if (argc > 1) {
+    std::fprintf(stderr, "usage: %s (the demo takes no arguments)\n", argv[0]);
     return 2;
   }
   std::printf("== Stage 4: the network poller and blocking system calls ==\n\n");
-  demo::echo_servers(connections);
   handoff_picture();
-  eight_sleepers();
   quick_calls();
   tight_loop();
   return 0;

@@ -27,7 +27,7 @@ constexpr int kQuickRetries = 50;  // declined signals retried every 20 us
 
 // A goroutine has kept its P for two slices, asked to yield after the
 // first. If no code of the program can be preempted (none built with stage
-// 5's rules, copts.bzl; or a stripped program), say so, once per process:
+// 5's rules, preemptible.bzl; or a stripped program), say so, once per process:
 // else a program built as a plain cc_binary never preempts a loop and
 // never says why. Go preempts any code; the course preempts only code it
 // can tell apart from the runtime's and the libraries' (user_code.h).
@@ -44,7 +44,7 @@ void warn_if_nothing_preemptible(std::uint64_t goid,
       stderr,
       "stage5: goroutine %llu has kept its P for %lld ms although asked to "
       "yield, and no code of this program can be preempted: none of it was "
-      "built with stage 5's rules (stage5_preemption/copts.bzl: "
+      "built with stage 5's rules (tools/build/preemptible.bzl: "
       "preemptible_cc_binary, preemptible_cc_library, preemptible_cc_test), "
       "or the program is stripped. Only its calls into the runtime are safe "
       "points; build the code whose loops must yield with those rules.\n",

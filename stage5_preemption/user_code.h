@@ -9,8 +9,9 @@
 /// first asynchronous runtime, from the program's own ELF symbol table: every
 /// function of the executable with its address range, kept if its code calls
 /// __cyg_profile_func_enter, that is if it was compiled with
-/// -finstrument-functions (stage 5's preemptible_cc_* rules, copts.bzl:
-/// the user's code, and what the compiler inlined into it). The runtime, the course's headers,
+/// -finstrument-functions (the preemptible_cc_* rules of
+/// tools/build/preemptible.bzl: the user's code, and what the compiler
+/// inlined into it). The runtime, the course's headers,
 /// the C++ library and libc are not instrumented, or live in other objects:
 /// a PC there is never a safe point.
 /// ```

@@ -1,4 +1,4 @@
-#include "stage4_syscalls/echo.h"
+#include "benchmarks/echo.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,7 +18,7 @@
 #include "stage4_syscalls/net.h"
 #include "stage4_syscalls/runtime.h"
 
-namespace gmp::stage4::echo {
+namespace gmp::bench::echo {
 
 namespace {
 
@@ -39,19 +39,19 @@ double rss_mib() {
 
 Load client_load(int port, int n, int round_trips) {
   Load out;
-  Config c;
+  stage4::Config c;
   c.procs = 1;
   c.debug = "";
-  Runtime rt(c);
+  stage4::Runtime rt(c);
   rt.run([&] {
-    WaitGroup connected, done;
+    stage4::WaitGroup connected, done;
     connected.add(n);
     done.add(n);
-    Chan<bool> start;
+    stage4::Chan<bool> start;
     auto t0 = Clock::now();
     for (int i = 0; i < n; ++i) {
-      go([&] {
-        Conn conn = dial("127.0.0.1:" + std::to_string(port));
+      stage4::go([&] {
+        stage4::Conn conn = stage4::dial("127.0.0.1:" + std::to_string(port));
         connected.done();
         start.recv();  // until close(start): every connection is open
         char buf[kMsg] = {};
@@ -74,20 +74,20 @@ Load client_load(int port, int n, int round_trips) {
 }
 
 Load stage4_server(int n, int procs, int round_trips, std::uint64_t* threads) {
-  Config c;
+  stage4::Config c;
   c.procs = procs;
   c.debug = "";
-  Runtime rt(c);
+  stage4::Runtime rt(c);
   std::atomic<int> port{0};
   std::thread server([&] {
     rt.run([&] {
-      Listener l = listen("127.0.0.1:0");
+      stage4::Listener l = stage4::listen("127.0.0.1:0");
       port.store(l.port());
-      WaitGroup wg;
+      stage4::WaitGroup wg;
       wg.add(n);
       for (int i = 0; i < n; ++i) {
-        auto conn = std::make_shared<Conn>(l.accept());
-        go([conn, &wg] {
+        auto conn = std::make_shared<stage4::Conn>(l.accept());
+        stage4::go([conn, &wg] {
           char buf[kMsg];
           while (std::size_t got = conn->read(buf, sizeof buf)) conn->write(buf, got);
           wg.done();
@@ -115,7 +115,7 @@ int blocking_listener(int* port) {
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
       ::listen(fd, 4096) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::perror("demo: listen");
+    std::perror("echo: listen");
     std::exit(1);
   }
   *port = ntohs(a.sin_port);
@@ -156,4 +156,4 @@ Load stage1_server(int n, int round_trips, std::uint64_t* threads) {
   return load;
 }
 
-}  // namespace gmp::stage4::echo
+}  // namespace gmp::bench::echo

@@ -1,10 +1,17 @@
-"""Stage 5's rules for preemptible (user) code.
+"""The rules for preemptible (user) code, which stage 5 can preempt.
 
 The user's code is compiled with a safe point at every function entry
-(GCC's -finstrument-functions calls __cyg_profile_func_enter, preempt.cc),
-as Go's compiler put a check in every function prologue. The runtime's own
-code, the course's headers and the C++ library are left out: a goroutine is
-never preempted inside them.
+(GCC's -finstrument-functions calls __cyg_profile_func_enter,
+stage5_preemption/preempt.cc), as Go's compiler put a check in every
+function prologue. The runtime's own code, the course's headers and the C++
+library are left out: a goroutine is never preempted inside them.
+
+They live here, outside the stages, so that every package of user code
+loads them without reaching into a stage: stage 5's own tests and demo,
+and the programs above the stages (examples/, the trace workload). The
+one label they name in a stage, //stage5_preemption:safepoint, becomes a
+dependency of the target they make, a program that runs on stage 5: stage
+5's own, or one above it.
 
 The options and the safe point go together: code compiled with the options
 but linked without //stage5_preemption:safepoint calls glibc's empty

@@ -1,14 +1,15 @@
 /// \file
-/// Echo servers and their client load, shared by the stage 4 demo and the
-/// benchmarks: stage 4's goroutine per connection on the netpoller, and
-/// stage 1's thread per connection on blocking sockets.
+/// Echo servers and their client load, shared by the I/O demo
+/// (examples/io/demo.cc) and the benchmarks (io_bench.h): stage 4's
+/// goroutine per connection on the netpoller, and stage 1's thread per
+/// connection on blocking sockets.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-/// The echo workload shared by stage 4's demo and the benchmarks.
-namespace gmp::stage4::echo {
+/// The echo workload shared by the I/O demo and the benchmarks.
+namespace gmp::bench::echo {
 
 /// Round trips per connection.
 inline constexpr int kRoundTrips = 10;
@@ -39,4 +40,4 @@ Load stage1_server(int n, int round_trips, std::uint64_t* threads);
 /// The process's resident memory in MiB.
 double rss_mib();
 
-}  // namespace gmp::stage4::echo
+}  // namespace gmp::bench::echo

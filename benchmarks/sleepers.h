@@ -1,10 +1,11 @@
 /// \file
 /// The hand-off workload (the notes' blocking call that hands its P off,
-/// docs/course/notes.md, with the course's own sizes), shared by the stage 4
-/// demo and the benchmarks: 8 goroutines each in a 200 ms blocking call on 1 P,
-/// while one more goroutine counts. Where the call holds its P (stage 3:
-/// nothing tells the runtime), they run one after another: 1.6 s. Where the P
-/// is handed off (stage 4's blocking()), they overlap: 200 ms.
+/// docs/course/notes.md, with the course's own sizes), shared by the I/O demo
+/// (examples/io/demo.cc) and the benchmarks (io_bench.h): 8 goroutines each
+/// in a 200 ms blocking call on 1 P, while one more goroutine counts. Where
+/// the call holds its P (stage 3: nothing tells the runtime), they run one
+/// after another: 1.6 s. Where the P is handed off (stage 4's blocking()),
+/// they overlap: 200 ms.
 #pragma once
 
 #include <unistd.h>
@@ -14,7 +15,7 @@
 
 #include "stage4_syscalls/runtime.h"
 
-namespace gmp::stage4 {
+namespace gmp::bench {
 
 /// Runs the workload on a 1-P runtime of Api; returns the milliseconds
 /// until every call returned, and the counter's count in *counted. With
@@ -36,7 +37,7 @@ double eight_sleepers_ms(long* counted) {
     for (int i = 0; i < 8; ++i) {
       Api::go([&] {
         if constexpr (kMarked) {
-          blocking([] { ::usleep(200'000); });
+          stage4::blocking([] { ::usleep(200'000); });
         } else {
           ::usleep(200'000);  // the M, and with it the P, sleep
         }
@@ -55,4 +56,4 @@ double eight_sleepers_ms(long* counted) {
   return ms;
 }
 
-}  // namespace gmp::stage4
+}  // namespace gmp::bench
