@@ -67,6 +67,10 @@ expect_error "read of an unknown chapter" "no chapter 'bogus'" \
   "$COURSE" read bogus
 expect_error "read of two chapters" "one chapter at a time" \
   "$COURSE" read stage1 stage2
+expect_error "diff of an unknown stage" "unknown stage 'stage9'" \
+  "$COURSE" diff stage9 stage3
+expect_error "diff of an unknown function" "unknown function 'bogus'" \
+  "$COURSE" diff stage2 stage3 bogus
 
 expect_error "hint of an unknown exercise" "no exercise '99'" \
   "$COURSE" hint 99
