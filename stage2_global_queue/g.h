@@ -165,8 +165,10 @@ template <class Gs>
 std::vector<Sudog<G*>*> cancel_parked(const Gs& allgs) {
   std::vector<Sudog<G*>*> cancelled;
   for (const auto& g : allgs) {
-    if (g->readgstatus() == GStatus::kWaiting && g->waiting->try_cancel()) {
-      cancelled.push_back(g->waiting);
+    Sudog<G*>* s = g->waiting;  // once: a G that leaves kWaiting clears it
+    if (g->readgstatus() == GStatus::kWaiting && s != nullptr &&
+        s->try_cancel()) {
+      cancelled.push_back(s);
     }
   }
   return cancelled;

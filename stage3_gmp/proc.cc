@@ -423,29 +423,39 @@ bool Runtime::claim_spinning_if_nobody_looks() {
 //! [injectglist]
 void Runtime::injectglist(M* m, std::span<G* const> gs) {
   if (gs.empty()) return;
-  for (G* gp : gs) make_runnable(gp);
   P* pp = m != nullptr ? m->p : nullptr;
-  std::size_t n = gs.size();
+  const std::size_t n = gs.size();
   // Without a P, all go to the GRQ; with one, as many as there are idle
   // Ps (each gets an M below), the rest stay here.
   std::size_t global = n;
-  {
+  if (pp != nullptr) {
+    // Holding a P, we run while the world does not stop, so no exit after
+    // main reads these Gs' sudogs while make_runnable clears them.
+    for (G* gp : gs) make_runnable(gp);
+    global = std::min<std::size_t>(
+        n, static_cast<std::size_t>(npidle_.load(std::memory_order_relaxed)));
+  }
+  if (global > 0) {
     std::lock_guard lk(sched_);
-    if (pp != nullptr) {
-      global = std::min<std::size_t>(
-          n, static_cast<std::size_t>(npidle_.load(std::memory_order_relaxed)));
+    // Without a P (a plain thread, a watcher), under the lock: exit after
+    // main (stage2::cancel_parked) reads them under it, world stopped or
+    // not.
+    if (pp == nullptr) {
+      for (G* gp : gs) make_runnable(gp);
     }
-    if (global > 0) {
-      auto k = static_cast<std::uint32_t>(global);
-      link_batch(gs.data(), k);
-      globrunqputbatch(gs[0], gs[global - 1], k);
-    }
+    auto k = static_cast<std::uint32_t>(global);
+    link_batch(gs.data(), k);
+    globrunqputbatch(gs[0], gs[global - 1], k);
   }
   // Go's startIdle: an M for each idle P, as long as there are any.
   for (std::size_t i = 0; i < global; ++i) {
     if (startm(nullptr, /*spinning=*/false) == nullptr) break;
   }
+  if (global == n) return;
   for (std::size_t i = global; i < n; ++i) runqput(pp, gs[i], /*next=*/false);
+  // Work queued here: an idle P may take some (rule 1 of the essay above;
+  // Go 1.22's injectglist ends with wakep too, golang/go#63555).
+  wakep_holding_p();
 }
 //! [injectglist]
 

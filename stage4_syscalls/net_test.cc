@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "stage3_gmp/conservation_watch.h"
 #include "stage4_syscalls/net.h"
 #include "stage4_syscalls/runtime.h"
 #include "stage4_syscalls/test_config.h"
@@ -640,6 +641,105 @@ TEST(NetTest, StressRandomTrafficOverSeeds) {
       wg.wait();
     });
     EXPECT_EQ(good.load(), 20) << "seed " << seed;
+  }
+}
+
+void spin_for(std::chrono::nanoseconds d) {
+  const auto until = Clock::now() + d;
+  while (Clock::now() < until) {
+  }
+}
+
+// A goroutine that holds a P closes a pipe three readers wait on: they go
+// to its P's queue (injectglist) while the other P's goroutine ends. Then
+// the closer spins without calling the runtime until every reader ran:
+// only another P can run them, so the put must wake one (Go 1.22's wakep
+// at the end of injectglist). Lost, the readers wait with a P idle, which
+// the conservation watch makes fatal within 300 ms.
+TEST(NetTest, StressReadersReadiedOnABusyPWakeAnIdleOne) {
+  stage3::WatchedRuntime<Runtime> rt(procs(2));
+  int lost = 0;
+  rt.run(
+      [&] {
+        std::mt19937 rng(42);
+        for (int it = 0; it < 2000; ++it) {
+          auto [r, w] = pipe();
+          constexpr int kReaders = 3;
+          std::atomic<int> parked{0}, done{0};
+          for (int i = 0; i < kReaders; ++i) {
+            go([&, rr = &r] {
+              parked.fetch_add(1);
+              char b;
+              try {
+                rr->read(&b, 1);
+              } catch (const NetError&) {
+              }
+              done.fetch_add(1);
+            });
+          }
+          while (parked.load() < kReaders) yield();
+          sleep_for(std::chrono::microseconds(50));  // they park
+          std::atomic<bool> start{false};
+          auto busy = std::chrono::nanoseconds(rng() % 4000);
+          go([&start, busy] {  // holds the other P, then ends
+            while (!start.load()) {
+            }
+            spin_for(busy);
+          });
+          sleep_for(std::chrono::microseconds(20));
+          start.store(true);
+          spin_for(std::chrono::microseconds(2));
+          r.close();  // the readers go to this P's queue
+          const auto until = Clock::now() + milliseconds(500);
+          while (done.load() < kReaders && Clock::now() < until) {
+          }
+          if (done.load() < kReaders) {
+            ++lost;
+            while (done.load() < kReaders) yield();
+          }
+          w.close();
+        }
+      },
+      milliseconds(300), 7);
+  EXPECT_EQ(lost, 0) << "readers waited 500 ms with a P idle";
+}
+
+// main returns while a plain thread closes pipes 128 goroutines wait on:
+// the close readies them (injectglist without a P) as exit after main
+// cancels every parked goroutine. Both read a G's sudog; the readying
+// clears it under the sched lock, or the cancel read a null one (SIGSEGV).
+TEST(NetTest, StressMainReturnsWhileAPlainThreadClosesConns) {
+  for (int round = 0; round < 300; ++round) {
+    Runtime rt(procs(2));
+    std::vector<std::pair<Conn, Conn>> ps;
+    std::atomic<bool> go_close{false};
+    std::thread closer;
+    rt.run([&] {
+      for (int i = 0; i < 32; ++i) ps.push_back(pipe());
+      std::atomic<int> parked{0};
+      for (int i = 0; i < 32; ++i) {
+        for (int k = 0; k < 4; ++k) {
+          go([&, i] {
+            parked.fetch_add(1);
+            char b;
+            try {
+              ps[static_cast<std::size_t>(i)].first.read(&b, 1);
+            } catch (const NetError&) {
+            }
+          });
+        }
+      }
+      while (parked.load() < 128) yield();
+      sleep_for(std::chrono::microseconds(200));
+      closer = std::thread([&] {
+        while (!go_close.load()) {
+        }
+        for (auto& p : ps) p.first.close();
+      });
+      go_close.store(true);
+      spin_for(std::chrono::microseconds(round % 7));
+    });
+    closer.join();
   }
 }
 
