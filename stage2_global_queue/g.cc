@@ -3,6 +3,8 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstddef>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -29,14 +31,12 @@ void bad_gstatus(const G* gp, GStatus seen, GStatus from,
 }
 
 std::string_view to_string(GStatus s) noexcept {
-  switch (s) {
-    case GStatus::kIdle: return "idle";
-    case GStatus::kRunnable: return "runnable";
-    case GStatus::kRunning: return "running";
-    case GStatus::kSyscall: return "syscall";
-    case GStatus::kWaiting: return "waiting";
-    case GStatus::kDead: return "dead";
-  }
+  // Go's gStatusStrings, by Go's numbers (5 and 7 are unused in Go 1.19).
+  static constexpr std::string_view kNames[] = {
+      "idle", "runnable", "running", "syscall", "waiting",
+      "",     "dead",     "",        "copystack", "preempted"};
+  auto i = static_cast<std::size_t>(s);
+  if (i < std::size(kNames) && !kNames[i].empty()) return kNames[i];
   return "unknown";
 }
 

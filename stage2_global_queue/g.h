@@ -23,27 +23,28 @@ namespace gmp::stage2 {
 
 struct M;
 
-/// Go's goroutine states (_Gidle ... _Gdead), and which container holds a
-/// goroutine in each:
+/// Go's goroutine states (_Gidle ... _Gdead), with Go's numbers, and which
+/// container holds a goroutine in each:
 ///
 ///   kIdle      just allocated, not yet initialised        (malg only)
 ///   kRunnable  ready to run                               the GRQ
 ///   kRunning   running on an M                            m->curg
-///   kSyscall   in a blocking system call, on its M but     its M
-///              without a P (Go's; this stage has no blocking calls)
 ///   kWaiting   parked on an object or a timer             a WaitQ / timers
 ///   kDead      finished, or new                           a free list
+///
+/// Go's 3, `_Gsyscall`, is not a stage 2 state: a goroutine here never
+/// blocks in the kernel while the scheduler runs others. A scheduler built
+/// on this one may give 3 that meaning (to_string names it as Go does).
 ///
 /// malg makes a G dead at once, before anyone else can see it; every later
 /// change goes through the runtime's casgstatus(), which checks the old
 /// state and fails loudly if it is not the expected one.
 enum class GStatus : std::uint8_t {
-  kIdle,
-  kRunnable,
-  kRunning,
-  kSyscall,
-  kWaiting,
-  kDead,
+  kIdle = 0,
+  kRunnable = 1,
+  kRunning = 2,
+  kWaiting = 4,
+  kDead = 6,
 };
 
 /// steady_clock's time, read from the kernel's coarse clock: a few
@@ -51,7 +52,9 @@ enum class GStatus : std::uint8_t {
 /// For timestamps that only reports show (G::waitsince), taken on every park.
 std::chrono::steady_clock::time_point coarse_now() noexcept;
 
-/// Go's name for a state ("runnable"), for reports.
+/// Go's name for a state ("runnable"), for reports: Go's names for Go's
+/// numbers (runtime/traceback.go's gStatusStrings), so a state a later
+/// scheduler gives a number of Go's is named too.
 std::string_view to_string(GStatus s) noexcept;
 
 /// The fatal error of a casgstatus that found `seen` instead of `from`

@@ -56,7 +56,7 @@ TEST(GoroutineDump, TheDumpPutsFirstFirstThenSortsByIdAndLeavesOutTheDead) {
   a.goid = 9;
   a.atomicstatus = GStatus::kRunning;
   b.goid = 4;
-  b.atomicstatus = GStatus::kSyscall;
+  b.atomicstatus = static_cast<GStatus>(3);  // Go's _Gsyscall: a later stage's
   c.goid = 5;
   c.atomicstatus = GStatus::kDead;
   d.goid = 6;

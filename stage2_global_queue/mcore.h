@@ -93,9 +93,10 @@ struct MCore {
   /// The overflow report's hint: "stage2::Config.stack_size", or the field
   /// of the stage whose M this is. Immutable.
   const char* stack_size_field = "stage2::Config.stack_size";
-  /// The kernel's id of the M's thread (Go's m.procid), for a signal sent
-  /// to this one thread. Set by the M when it starts; relaxed: 0 (not
-  /// started yet) only means no signal.
+  /// The kernel's id of the M's thread (Go's m.procid, which Go's minit
+  /// sets on every M as init_m_signals does here): how a thread outside
+  /// the M addresses a signal to it (tgkill). Set by the M when it starts;
+  /// relaxed: 0 (not started yet) only means no signal.
   std::atomic<int> tid{0};
 
   /// This M's execution-trace buffer while a traced run is under way, or

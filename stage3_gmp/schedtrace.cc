@@ -8,18 +8,8 @@
 namespace gmp::stage3 {
 namespace {
 
-// Go's numbering of goroutine states (_Grunnable = 1, _Gwaiting = 4 ...).
-int go_status(GStatus s) {
-  switch (s) {
-    case GStatus::kIdle: return 0;
-    case GStatus::kRunnable: return 1;
-    case GStatus::kRunning: return 2;
-    case GStatus::kSyscall: return 3;
-    case GStatus::kWaiting: return 4;
-    case GStatus::kDead: return 6;
-  }
-  return -1;
-}
+// Go's numbering of goroutine states: GStatus uses it (stage2 g.h).
+int go_status(GStatus s) { return static_cast<int>(s); }
 
 // Go's numbering of P states: PStatus uses it (p.h).
 int go_status(PStatus s) { return static_cast<int>(s); }

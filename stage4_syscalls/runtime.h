@@ -86,6 +86,12 @@ using stage3::Ticker;
 using stage3::Timer;
 using stage3::WaitGroup;
 
+/// Stage 4's goroutine state, Go's `_Gsyscall` (stage 2 leaves Go's
+/// number 3 free for it: g.h): in a blocking call, on its M, without a P.
+/// Entered from kRunning by entersyscall; left for kRunning (a P found) or
+/// kRunnable (none: the GRQ).
+inline constexpr GStatus kGSyscall = static_cast<GStatus>(3);
+
 /// Stage 4's own request to g0 (stage2::MCall): exitsyscall0, for a
 /// goroutine back from a blocking call that found no P.
 inline constexpr stage2::MCall kExitsyscallCall = stage3::kFirstLaterCall;
@@ -203,7 +209,7 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   // ---- Part 6. Blocking calls: the halves of entersyscall that every
   // hand-off policy shares (stage 4 hands the P off at once, in
   // entersyscall; a policy may hand it off later, from another thread).
-  /// gp, running on m, enters a blocking call: its status (kSyscall), its
+  /// gp, running on m, enters a blocking call: its status (kGSyscall), its
   /// trace event, the call counted; m releases its P, which is returned.
   /// On gp.
   P* syscall_releasep(M* m, G* gp);

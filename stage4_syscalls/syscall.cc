@@ -21,7 +21,7 @@ P* Runtime::entersyscall(M* m, G* gp) {
 //! [entersyscall]
 
 P* Runtime::syscall_releasep(M* m, G* gp) {
-  casgstatus(gp, GStatus::kRunning, GStatus::kSyscall);
+  casgstatus(gp, GStatus::kRunning, kGSyscall);
   trace_go_syscall(m, gp, m->p->id);
   syscalls_.fetch_add(1, std::memory_order_relaxed);
   return releasep(m);
@@ -53,7 +53,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   }
   if (pp != nullptr) {
     acquirep(m, pp);
-    casgstatus(gp, GStatus::kSyscall, GStatus::kRunning);
+    casgstatus(gp, kGSyscall, GStatus::kRunning);
     note_go_sysexit(m, gp, pp->id);
     return;
   }
@@ -64,7 +64,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
 //! [exitsyscall]
 
 void Runtime::exitsyscall0(M* m, G* gp) {
-  casgstatus(gp, GStatus::kSyscall, GStatus::kRunnable);
+  casgstatus(gp, kGSyscall, GStatus::kRunnable);
   P* pp = nullptr;
   {
     std::lock_guard lk(sched_);

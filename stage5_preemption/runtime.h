@@ -85,6 +85,7 @@ using stage4::Chan;
 using stage4::Context;
 using stage2::GStatus;
 using stage4::G;
+using stage4::kGSyscall;
 using stage4::go;
 using stage4::gomaxprocs;
 using stage4::M;
