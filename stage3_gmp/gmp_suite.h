@@ -241,7 +241,13 @@ TYPED_TEST_P(GmpSuite, TimersOfRemovedPsMoveToAP) {
     gomaxprocs(1);  // three Ps go, with whatever timers they held
     for (int i = 0; i < 8; i += 2) EXPECT_TRUE(timers[i].stop());
     wg.wait();
-    Api::sleep_for(std::chrono::milliseconds(250));  // past their 200
+    // Past their 200 ms: wait for the four kept ones (up to 5 s, for a
+    // loaded machine), then a little more, in which a stopped one that
+    // fired anyway would show.
+    for (int i = 0; i < 1000 && fired.load() < 4; ++i) {
+      Api::sleep_for(std::chrono::milliseconds(5));
+    }
+    Api::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(fired.load(), 4);
     for (int i = 1; i < 8; i += 2) EXPECT_FALSE(timers[i].stop());
   });

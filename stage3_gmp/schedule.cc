@@ -272,7 +272,7 @@ void Runtime::start_spin_clock(M* m) {
 
 void Runtime::stop_spinning(M* m) {
   m->spinning.store(false, std::memory_order_relaxed);
-  // The StoreLoad of the delicate dance (runtime.h): the decrement is
+  // The StoreLoad of the delicate dance (proc.cc): the decrement is
   // ordered before our re-reads of the queues (the fence pairs with
   // wakep's, on the submitting side).
   std::int32_t before = nmspinning_.fetch_sub(1, std::memory_order_seq_cst);

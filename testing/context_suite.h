@@ -389,7 +389,11 @@ TYPED_TEST_P(ContextSuite, ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept) {
   ::testing::internal::CaptureStderr();
   std::thread other([&] {
     a.run([&] {
-      std::tie(ctx, cancel) = C::with_timeout(C::background(), ms(50));
+      // 200 ms: B's goroutine must be waiting on done() before the
+      // deadline, also on a loaded machine under ThreadSanitizer (at 50 ms
+      // it once was not: the deadline cancelled with no waiter, and done()
+      // was closed when B came to select).
+      std::tie(ctx, cancel) = C::with_timeout(C::background(), ms(200));
       step.store(1);
       while (step.load() != 2) Api::sleep_for(ms(1));
       // B's waiter has gone: whichever runtime asks first cancels.
@@ -398,7 +402,7 @@ TYPED_TEST_P(ContextSuite, ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept) {
   });
   run_procs<Api>(1, 0, [&] {
     while (step.load() != 1) Api::sleep_for(ms(1));
-    auto guard = Api::Timer::after(ms(300));  // well after the deadline
+    auto guard = Api::Timer::after(ms(700));  // well after the deadline
     EXPECT_EQ(select(recv_case(ctx->done()), recv_case(guard.c())), 1);
     step.store(2);
     EXPECT_EQ(ctx->err(), ContextErr::kDeadlineExceeded);
@@ -424,13 +428,19 @@ TYPED_TEST_P(ContextSuite, ErrAfterADeadlineItsRunDidNotSee) {
   using ms = typename TestFixture::ms;
   typename C::Ptr ctx, child, ahead;
   typename C::CancelFunc c1, c2, c3;
+  std::chrono::steady_clock::time_point made;
   run_procs<Api>(1, 1, [&] {
-    std::tie(ctx, c1) = C::with_timeout(C::background(), ms(20));
+    made = std::chrono::steady_clock::now();
+    std::tie(ctx, c1) = C::with_timeout(C::background(), ms(100));
     std::tie(child, c2) = C::with_cancel(ctx);
     std::tie(ahead, c3) = C::with_timeout(C::background(), std::chrono::hours(1));
   });
-  EXPECT_EQ(ctx->err(), ContextErr::kNone) << "the deadline is ahead";
-  std::this_thread::sleep_for(ms(60));
+  // (Checked only while it is ahead: on a loaded machine the run's end
+  // alone can take longer.)
+  if (std::chrono::steady_clock::now() < made + ms(50)) {
+    EXPECT_EQ(ctx->err(), ContextErr::kNone) << "the deadline is ahead";
+  }
+  std::this_thread::sleep_until(made + ms(140));
   EXPECT_EQ(ctx->err(), ContextErr::kDeadlineExceeded) << "a plain thread";
   EXPECT_EQ(child->err(), ContextErr::kDeadlineExceeded) << "its child";
   EXPECT_EQ(ahead->err(), ContextErr::kNone) << "a deadline still ahead";
