@@ -298,8 +298,9 @@ def stage_used(folder, names):
 
 def resolve(known, n, names):
     """(the stage that defines it, its definitions, how stage n has it:
-    "own", "uses" or "inherited") for the function that stage `n` has by
-    one of `names(n)`: its own definition; else the earlier stage's whose
+    "own", "uses", "uses K" (stage K's inherited code calls it) or
+    "inherited") for the function that stage `n` has by one of
+    `names(n)`: its own definition; else the earlier stage's whose
     function it calls by name (stage 3 calls stage2::mcall); else its
     Runtime's base stage's (stage 4's Runtime derives from stage 3's).
     (None, [], "") if no stage has it."""
@@ -312,8 +313,12 @@ def resolve(known, n, names):
                 return n, defs, how
         used = stage_used(known[n], names(n))
         nxt = used if used is not None else base_stage(known[n])
-        if how == "own":
-            how = "uses" if used is not None else "inherited"
+        if used is not None:
+            # A call wins over inheritance: stage 5 inherits stage 4's
+            # code, which calls stage 2's mcall ("uses 4").
+            how = "uses" if how == "own" else f"uses {n}"
+        elif how == "own":
+            how = "inherited"
         n = nxt
     return None, [], ""
 
@@ -336,8 +341,14 @@ class Entry:
         return [own, self.course] if own else [self.course]
 
     def go_label(self):
-        """Go's names for it, or its row's Go cell when none pairs."""
-        return ", ".join(self.go) if self.go else f"({self.row})"
+        """Go's names for it, or "-" when none pairs with it (its row's Go
+        cell describes a part of a Go function: go_cell)."""
+        return ", ".join(self.go) if self.go else "-"
+
+    def go_cell(self, width=60):
+        """Its row's Go cell, cut to `width` characters."""
+        return self.row if len(self.row) <= width else \
+            self.row[:width - 3] + "..."
 
 
 def snake(go):
@@ -612,6 +623,10 @@ class Side:
         (the Runtime's base), "stage 2's, which it calls"."""
         if self.how == "inherited":
             return f"inherited from stage {self.owner}"
+        if self.how.startswith("uses "):  # called by code it inherits
+            caller = self.how.split()[1]
+            return (f"stage {self.owner}'s, which stage {caller} calls "
+                    f"(inherited by stage {self.n})")
         return f"stage {self.owner}'s, which stage {self.n} calls"
 
     def text(self):
@@ -725,7 +740,7 @@ def list_row(known, entry, sa, sb):
     if sa.defs and sb.defs and sa.owner == sb.owner:
         side = sb if sb.how != "own" else sa
         where = f"{sb.where()} ({side.shared()})"
-        hooks = [] if "uses" in (sa.how, sb.how) else \
+        hooks = [] if any(x.how.startswith("uses") for x in (sa, sb)) else \
             differing_callees(known, sa, sb)
         if hooks:
             where += f"; of what it calls, these differ: {', '.join(hooks)}"
@@ -760,8 +775,10 @@ def print_function(known, a, b, entry, opts, paint):
     heir = sb if sb.how != "own" else sa
     said = f"the same ({heir.shared()})" if v == "shared" else \
         VERDICTS[v].format(a=a, b=b)
-    print(paint("bold", f"{entry.go_label()} / "
-                f"{course_label(entry, sa, sb)}: {said}"))
+    title = f"{entry.go_label()} / " if entry.go else ""
+    print(paint("bold", f"{title}{course_label(entry, sa, sb)}: {said}"))
+    if not entry.go:
+        print(f"Go: {entry.go_cell()}")
     print_reasons(known, a, b, entry, paint)
     if v == "shared":
         print(f"Both run {sb.where()}.")
@@ -778,7 +795,7 @@ def print_hooks(known, sa, sb, paint):
     """For a body both stages inherit: the functions it calls that they
     do not share (not for a body a stage calls by name: that body calls
     its own stage's functions)."""
-    if "uses" in (sa.how, sb.how):
+    if any(x.how.startswith("uses") for x in (sa, sb)):
         return
     hooks = differing_callees(known, sa, sb)
     if hooks:

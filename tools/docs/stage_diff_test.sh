@@ -80,6 +80,12 @@ grep -qE '^ +findRunnable +find_runnable .*inherited from stage 3.*'\
   fail "find_runnable is not the same in 3 and 4: $same"
 grep -qE 'mcall .*stage 2.s, which stage 3 calls' <<<"$(sd 2 3)" ||
   fail "mcall is not shared by stages 2 and 3"
+# Stage 5 runs stage 4's code, which calls stage 2's mcall: not "inherited
+# from stage 2" (stage 5 derives from stage 4).
+grep -qE 'mcall .*stage 2.s, which stage 4 calls \(inherited by stage 5\)' \
+  <<<"$(sd 4 5)" || fail "mcall's owner in 4 -> 5: $(sd 4 5 | grep mcall)"
+# A row whose Go cell is prose shows "-" as Go's name, not the prose.
+! grep -qE '^  \(' <<<"$(sd 3 4)" || fail "prose in the Go column: $(sd 3 4)"
 grep -q 'timerproc' <<<"$(section "$(sd 1 2)" "Only in stage 1")" ||
   fail "timerproc is not gone in stage 2"
 # Stage 4 -> 5: the lazy hand-off, with its reason.
