@@ -529,8 +529,8 @@ void go(GoFunc fn, const std::type_info* type) {
   if (!fn) throw UsageError("go called with an empty function");
   // Go's acquirem in newproc: newproc keeps m and its P in locals, and
   // moving fn into the G runs the user's move constructor, which a
-  // preempting runtime may stop; the goroutine would then go on, on
-  // another M, with this one's P (Stage5Test.GoNeverLosesItsMToPreemption).
+  // runtime that preempts from outside may stop there; the goroutine
+  // would then go on, on another M, with this one's P.
   NoPreempt pin;
   m->rt->newproc(std::move(fn), m, type);
 }
