@@ -112,7 +112,6 @@ struct G {
   // relaxed atomics, since a report may show a value a moment old.
   std::atomic<WaitReason> waitreason{WaitReason::kNone};  ///< why kWaiting
   std::atomic<int> last_m{-1};  ///< id of the M it last ran on
-  std::atomic<int> last_p{-1};  ///< id of the P it last ran on (stage 3+)
 
   /// The runtime that made it (malg), as an identity: Sched::runtime_of.
   /// Immutable: a G never moves to another runtime.

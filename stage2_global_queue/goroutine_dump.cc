@@ -16,7 +16,7 @@
 namespace gmp::stage2 {
 
 std::string goroutine_lines(const G& g,
-                            std::chrono::steady_clock::time_point now) {
+                            std::chrono::steady_clock::time_point now, int p) {
   GStatus status = g.readgstatus();
   std::string state(to_string(status));
   if (status == GStatus::kWaiting) {
@@ -31,7 +31,6 @@ std::string goroutine_lines(const G& g,
   std::string text = "goroutine " + std::to_string(g.goid.load()) + " [" +
                      state + "]:\n";
   int m = g.last_m.load(std::memory_order_relaxed);
-  int p = g.last_p.load(std::memory_order_relaxed);
   if (m >= 0) {
     text += "\tlast ran on M " + std::to_string(m) +
             (p >= 0 ? ", P " + std::to_string(p) : std::string()) + "\n";
@@ -47,16 +46,20 @@ std::string goroutine_lines(const G& g,
   return text;
 }
 
-std::string goroutine_dump(std::vector<const G*> gs, const G* first) {
+std::string goroutine_dump(std::vector<const G*> gs, const G* first,
+                           LastP last_p) {
   std::sort(gs.begin(), gs.end(),
             [](const G* a, const G* b) { return a->goid < b->goid; });
   auto now = std::chrono::steady_clock::now();
   std::string text;
-  if (first != nullptr) text = goroutine_lines(*first, now) + "\n";
+  auto block = [&](const G& g) {
+    return goroutine_lines(g, now, last_p != nullptr ? last_p(g) : -1) + "\n";
+  };
+  if (first != nullptr) text = block(*first);
   for (const G* g : gs) {
     GStatus s = g->readgstatus();
     if (s == GStatus::kDead || s == GStatus::kIdle || g == first) continue;
-    text += goroutine_lines(*g, now) + "\n";
+    text += block(*g);
   }
   return text;
 }

@@ -14,7 +14,8 @@
 ///
 /// The state is Go's: running, runnable, syscall, or the wait reason of a
 /// parked goroutine ("sleep", "chan receive", "IO wait"...), then, for a
-/// parked one, how long it has waited. Stage 2 has no Ps: "last ran on M 1".
+/// parked one, how long it has waited. Stage 2 has no Ps: "last ran on
+/// M 1"; a scheduler with Ps says which it last ran on (LastP).
 /// Dead goroutines are left out, as Go leaves them out.
 ///
 /// SIGQUIT (Ctrl-\ in a terminal, or kill -QUIT): as Go does, the program
@@ -39,16 +40,23 @@
 
 namespace gmp::stage2 {
 
-/// One goroutine's block (see the file's comment), ending in a newline.
-/// Reads only the G's atomic fields: any thread, at any time.
+/// How a scheduler with Ps reads the P a goroutine of its own last ran
+/// on (an id, or -1 if none yet); null for a scheduler without Ps.
+using LastP = int (*)(const G& g);
+
+/// One goroutine's block (see the file's comment), ending in a newline;
+/// `p` is the P it last ran on, or -1 (none, or no Ps). Reads only the
+/// G's atomic fields: any thread, at any time.
 std::string goroutine_lines(const G& g,
-                            std::chrono::steady_clock::time_point now);
+                            std::chrono::steady_clock::time_point now,
+                            int p = -1);
 
 /// The blocks of every goroutine in `gs` that is not dead, each followed
 /// by a blank line: `first`'s first if given (a panic's report starts with
-/// the panicking goroutine, as Go's does), then the others by id.
-std::string goroutine_dump(std::vector<const G*> gs,
-                           const G* first = nullptr);
+/// the panicking goroutine, as Go's does), then the others by id. Each
+/// block names the goroutine's last P if `last_p` is given.
+std::string goroutine_dump(std::vector<const G*> gs, const G* first = nullptr,
+                           LastP last_p = nullptr);
 
 /// The end of goroutine gp, whose exception nobody caught: Go's panic
 /// report (gmp::die_of_panic) with every goroutine of `rt`, gp first, then

@@ -23,11 +23,10 @@ TEST(GoroutineDump, AParkedGoroutineShowsItsReasonWaitAndPlace) {
   Clock::time_point now = Clock::now();
   g.waitsince = (now - milliseconds(12)).time_since_epoch().count();
   g.last_m = 1;
-  g.last_p = 0;
   g.parent_goid = 1;
   std::function<void()> fn = [] {};
   g.fn_type = &fn.target_type();
-  std::string text = goroutine_lines(g, now);
+  std::string text = goroutine_lines(g, now, /*p=*/0);
   EXPECT_EQ(text.substr(0, text.find("created by")),
             "goroutine 7 [chan receive, 12 ms]:\n\tlast ran on M 1, P 0\n\t");
   EXPECT_NE(text.find("created by goroutine 1: "), std::string::npos) << text;
@@ -38,7 +37,7 @@ TEST(GoroutineDump, StageTwoHasNoPAndUnrunGoroutinesSaySo) {
   G ran, fresh;
   ran.goid = 2;
   ran.atomicstatus = GStatus::kRunnable;
-  ran.last_m = 3;  // last_p stays -1: stage 2
+  ran.last_m = 3;  // and no P: stage 2
   std::function<void()> fn = made_by_test;
   ran.fn_type = &fn.target_type();
   fresh.goid = 3;
@@ -71,6 +70,24 @@ TEST(GoroutineDump, TheDumpPutsFirstFirstThenSortsByIdAndLeavesOutTheDead) {
   EXPECT_EQ(dump.find("goroutine 5"), std::string::npos) << dump;
   EXPECT_EQ(dump.find("goroutine 6", 1), std::string::npos) << "twice: " << dump;
   EXPECT_EQ(goroutine_dump({&a, &b}).find("goroutine 4 [syscall]:"), 0u);
+}
+
+TEST(GoroutineDump, ASchedulerWithPsNamesEachGoroutinesLastP) {
+  G a, b;
+  a.goid = 1;
+  a.atomicstatus = GStatus::kRunning;
+  a.last_m = 0;
+  b.goid = 2;
+  b.atomicstatus = GStatus::kRunnable;
+  b.last_m = 2;
+  LastP p_of = [](const G& g) { return g.goid == 1 ? 1 : -1; };  // b: none yet
+  std::string dump = goroutine_dump({&b, &a}, nullptr, p_of);
+  EXPECT_NE(dump.find("goroutine 1 [running]:\n\tlast ran on M 0, P 1\n"),
+            std::string::npos) << dump;
+  EXPECT_NE(dump.find("goroutine 2 [runnable]:\n\tlast ran on M 2\n"),
+            std::string::npos) << dump;
+  EXPECT_EQ(goroutine_dump({&a}).find("P 1"), std::string::npos)
+      << "no LastP, no P";
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 /// lookup (tls.h) only know this part.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -39,8 +38,7 @@ enum class MCall : unsigned char {
 
 /// The core of an M (an OS thread that runs goroutines): its g0 and the
 /// goroutine it runs. Every field belongs to the M's own thread, but
-/// stack_size_field (set before the thread starts) and tid (read by others,
-/// relaxed).
+/// stack_size_field (set before the thread starts).
 struct MCore {
   Gobuf g0;         ///< g0's registers while a goroutine runs
   G* curg = nullptr;  ///< the goroutine running on this M, or null on g0
@@ -93,11 +91,6 @@ struct MCore {
   /// The overflow report's hint: "stage2::Config.stack_size", or the field
   /// of the stage whose M this is. Immutable.
   const char* stack_size_field = "stage2::Config.stack_size";
-  /// The kernel's id of the M's thread (Go's m.procid, which Go's minit
-  /// sets on every M as init_m_signals does here): how a thread outside
-  /// the M addresses a signal to it (tgkill). Set by the M when it starts;
-  /// relaxed: 0 (not started yet) only means no signal.
-  std::atomic<int> tid{0};
 
   /// This M's execution-trace buffer while a traced run is under way, or
   /// null (tracing off: every event site is one test of this pointer).

@@ -2,6 +2,16 @@
 // runqput, ready, wakep, startm,
 // stopm, mput/mget, pidleput/pidleget, acquirep/releasep).
 //
+// Where runnable goroutines go (runqput):
+//   - a new goroutine (go) and a readied one (ready) go to the current P's
+//     runnext; the goroutine displaced from runnext goes to its queue;
+//   - a full queue moves its oldest half, plus the new one, to the GRQ in
+//     one batch (runqputslow);
+//   - yield() puts the goroutine at the local queue's tail (the notes'
+//     Gosched, and Go's goyield), or at the GRQ's if it is alone on its P
+//     and goroutines wait there (Go's own Gosched always uses the GRQ);
+//   - the runnext goroutine inherits the current time slice.
+//
 // Spinning Ms and wakep (Go's "Worker thread parking/unparking")
 // ----------------------------------------------------------------
 // An M out of work that looks for some to steal is spinning. Submitting
@@ -91,7 +101,7 @@ G* Runtime::newproc(GoFunc fn, M* m,
 }
 
 G* Runtime::malg() {
-  auto g = std::make_unique<G>();
+  auto g = std::make_unique<GWithP>();  // stage 3's G (g_with_p.h)
   g->runtime = this;
   g->atomicstatus.store(GStatus::kDead, std::memory_order_relaxed);
   G* gp = g.get();

@@ -50,7 +50,7 @@ std::string Runtime::dump_goroutines(const G* first) const {
     std::lock_guard gl(allglock_);
     for (const auto& g : allgs_) gs.push_back(g.get());
   }
-  return stage2::goroutine_dump(std::move(gs), first);
+  return stage2::goroutine_dump(std::move(gs), first, &read_last_p);
 }
 
 Stats Runtime::stats() const {

@@ -12,42 +12,12 @@
 /// for overflow, fairness and work that has no P: most decisions touch
 /// nothing shared.
 ///
-/// Where runnable goroutines go (runqput):
-///   - a new goroutine (go) and a readied one (ready) go to the current P's
-///     runnext; the goroutine displaced from runnext goes to its queue;
-///   - a full queue moves its oldest half, plus the new one, to the GRQ in
-///     one batch (runqputslow);
-///   - yield() puts the goroutine at the local queue's tail (the notes'
-///     Gosched, and Go's goyield), or at the GRQ's if it is alone on its P
-///     and goroutines wait there (Go's own Gosched always uses the GRQ);
-///   - the runnext goroutine inherits the current time slice.
-///
-/// Where an M looks for work (findRunnable, in note 000's order, which is
-/// Go's; the notes disagree here, as docs/course/notes.md shows side by
-/// side: note 002 has no fairness step, note 003 looks at the GRQ only on
-/// the 61st tick, note 004 steals before the network poller and looks at
-/// the GRQ last again):
-///   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
-///      without it, goroutines that keep the local queue busy, yielding,
-///      would keep the GRQ waiting forever). It does not help against two
-///      goroutines readying each other through runnext: they share one
-///      time slice, the schedtick stays still, and they starve the GRQ and
-///      their own P's queue alike (stage3_test.cc,
-///      ARunnextChainStarvesTheLocalQueueAndTheGrq). In Go, sysmon's
-///      preemption of the long slice ends such a chain; so it does in the
-///      course's last stage;
-///   2. the local queue, runnext first;
-///   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
-///   4. (a later stage's network poller; none here);
-///   5. steal half of another P's queue: 4 rounds over all Ps in a random
-///      order, runnext taken only in the last round;
-///   6. nothing: give the P back and park the M.
-///
-/// The rest of the story lives beside its code, each at the top of its
-/// file: spinning Ms and wakep, the wake-up protocol (proc.cc); stopping
-/// the world (stw.cc); timers in the P (timers.cc); LockOSThread
-/// (lockosthread.cc); stacks only for goroutines that run
-/// (stack_cache.h).
+/// The story lives beside its code, each at the top of its file: where
+/// runnable goroutines go (runqput), spinning Ms and wakep, the wake-up
+/// protocol (proc.cc); where an M looks for work (findRunnable, in
+/// schedule.cc); stopping the world (stw.cc); timers in the P
+/// (timers.cc); LockOSThread (lockosthread.cc); stacks only for
+/// goroutines that run (stack_cache.h).
 ///
 /// Everything else is stage 2's, reused: the context switch, the stack
 /// pool, the goroutine machinery (switch, signals, current M), park and
@@ -79,6 +49,7 @@
 #include "stage2_global_queue/template_thread.h"
 #include "common/timer.h"
 #include "stage3_gmp/config.h"
+#include "stage3_gmp/g_with_p.h"
 #include "stage3_gmp/go.h"
 #include "stage3_gmp/m.h"
 #include "stage3_gmp/p.h"
@@ -155,8 +126,13 @@ class Runtime {
   /// Go's sched.maxmcount (debug.SetMaxThreads): a run making more Ms is
   /// fatal (reserve_m). Before run(); stage 3's own bound is 10000.
   void set_max_threads(int n) { maxmcount_ = n; }
+  /// Go's minit: sets up the calling M's own thread as it starts, before
+  /// it takes a P. Stage 3: stage 2's signal stack and fault reports, which
+  /// name the goroutine's P. A stage with per-thread state of its own adds
+  /// it after calling this one.
+  virtual void minit(M* m);
   /// g0's part of an mcall request that stage 3 does not know (numbered
-  /// from kFirstLaterCall: a later stage's own, such as Go's exitsyscall0).
+  /// from kFirstOwn: a later stage's own, such as Go's exitsyscall0).
   /// Stage 3: fatal.
   virtual void other_mcall(M* m, G* gp);
   /// The trace's stop reason for m's request `call` (stage 2's, or
@@ -491,8 +467,9 @@ class Runtime {
   /// Go's mstart and schedule: the loop an M's thread runs, from its start
   /// until the run stops.
   void mstart(M* m);
-  /// Go's findRunnable, in note 000's order (see runtime.h). m holds a P on
-  /// entry and on return; returns {null, false} only when the run is over.
+  /// Go's findRunnable, in note 000's order (the top of schedule.cc). m
+  /// holds a P on entry and on return; returns {null, false} only when the
+  /// run is over.
   std::pair<G*, bool> find_runnable(M* m);
   /// Go's stealWork: 4 rounds over every other P in a random order, taking half
   /// of a victim's queue; runnext only in the last round.
@@ -593,7 +570,7 @@ class Runtime {
   /// it again; the pause is measured.
   int set_gomaxprocs(int n);
   // runtime.cc: the life of a run.
-  /// Protocol 4 of stage 2, with the world stopped (runtime.h): on goroutine 1
+  /// Protocol 4 of stage 2's runtime.h, with the world stopped: on goroutine 1
   /// right after main returned. New goroutines are dropped from now on, and
   /// queued ones are dropped when their first turn comes (goroutine_entry);
   /// parked ones are cancelled, unlinked, and readied to unwind.
@@ -728,7 +705,7 @@ class Runtime {
 
   // ---- Protected by allglock_ (Go's allglock): every G ever made.
   mutable RuntimeLock allglock_;  ///< Go's allglock: protects allgs_
-  std::vector<std::unique_ptr<G>> allgs_;  ///< every G ever made; allglock_
+  std::vector<std::unique_ptr<GWithP>> allgs_;  ///< every G ever made; allglock_
 
   /// Makes the Ms' threads a locked M asks for (newm): started by the
   /// run's first lock_os_thread, stopped by stop_ms. Thread-safe.

@@ -1,6 +1,27 @@
 // Stage 3: the M's loop on g0 (Go's schedule, findRunnable, stealWork,
 // execute, park_m, gosched_m, goexit0), the goroutine's first and last
 // frame, and the goroutine-side API.
+//
+// Where an M looks for work (findRunnable, in note 000's order, which is
+// Go's; the notes disagree here, as docs/course/notes.md shows side by
+// side: note 002 has no fairness step, note 003 looks at the GRQ only on
+// the 61st tick, note 004 steals before the network poller and looks at
+// the GRQ last again):
+//   1. every 61st schedtick, one goroutine from the GRQ first (fairness:
+//      without it, goroutines that keep the local queue busy, yielding,
+//      would keep the GRQ waiting forever). It does not help against two
+//      goroutines readying each other through runnext: they share one
+//      time slice, the schedtick stays still, and they starve the GRQ and
+//      their own P's queue alike (stage3_test.cc,
+//      ARunnextChainStarvesTheLocalQueueAndTheGrq). In Go, sysmon's
+//      preemption of the long slice ends such a chain; so it does in the
+//      course's last stage;
+//   2. the local queue, runnext first;
+//   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
+//   4. (a later stage's network poller; none here);
+//   5. steal half of another P's queue: 4 rounds over all Ps in a random
+//      order, runnext taken only in the last round;
+//   6. nothing: give the P back and park the M.
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -28,6 +49,15 @@ using Clock = std::chrono::steady_clock;
 namespace {
 constexpr int kStealTries = 4;       // Go's stealTries
 constexpr std::uint32_t kFairness = 61;  // Go's 1-in-61 global queue check
+
+// common/fault.h's FaultLookup for an M of this stage: stage 2's account
+// of the running goroutine, and the P it runs on. Async-signal-safe.
+bool describe_curg_and_p(FaultGoroutine* out) noexcept {
+  const G* gp = stage2::describe_curg(out);
+  if (gp == nullptr) return false;
+  out->p = read_last_p(*gp);
+  return true;
+}
 }  // namespace
 
 // ---- The goroutine's first and last frame ------------------------------------
@@ -71,11 +101,13 @@ __attribute__((no_sanitize("thread"))) void goroutine_entry(
 
 // ---- The M's loop ---------------------------------------------------------------
 
+void Runtime::minit(M* m) { stage2::init_m_signals(m, &describe_curg_and_p); }
+
 void Runtime::mstart(M* m) {
   stage2::setm_core(m);
   m->trace = trace_.buffer(m->id);
   stage2::init_g0(m);
-  stage2::init_m_signals(m);
+  minit(m);
   P* pp = nullptr;
   {
     std::lock_guard lk(sched_);
@@ -331,7 +363,7 @@ void Runtime::execute(M* m, G* gp, bool inherit_time) {
   // For the dumps. Before the call below, which would otherwise make pp
   // live across it (one more saved register on every switch).
   gp->last_m.store(m->id, std::memory_order_relaxed);
-  gp->last_p.store(pp->id, std::memory_order_relaxed);
+  last_p(gp).store(pp->id, std::memory_order_relaxed);
   if (!gp->started) gostartcallfn(m, gp);  // its stack, only now
   casgstatus(gp, GStatus::kRunnable, GStatus::kRunning);
   gp->started = true;

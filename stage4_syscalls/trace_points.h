@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "stage2_global_queue/g.h"
+#include "stage3_gmp/g_with_p.h"
 #include "stage3_gmp/m.h"
 #include "trace/tracer.h"
 
@@ -30,7 +31,7 @@ inline void trace_go_syscall(const stage3::M* m, const stage2::G* gp,
 /// wait in the GRQ): its last P for the dumps, and kGoSysExit.
 inline void note_go_sysexit(const stage3::M* m, stage2::G* gp,
                             std::int32_t p) {
-  if (p != trace::kNoP) gp->last_p.store(p, std::memory_order_relaxed);
+  if (p != trace::kNoP) stage3::last_p(gp).store(p, std::memory_order_relaxed);
   if (trace::Buffer* t = m->trace) [[unlikely]] {
     t->go_sysexit(gp->goid.load(std::memory_order_relaxed), p);
   }

@@ -1,6 +1,8 @@
 // Stage 5: the runtime around stage 4's, and sysmon (Go's sysmon, retake).
 #include "stage5_preemption/runtime.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -96,6 +98,15 @@ void Runtime::reset_run_state() {
                   &stalls_reported_}) {
     c->store(0, std::memory_order_relaxed);
   }
+  tids_.clear();  // under sched_ (reset_run_state's contract)
+}
+
+void Runtime::minit(M* m) {
+  stage4::Runtime::minit(m);
+  int tid = static_cast<int>(::gettid());
+  std::lock_guard lk(sched_);
+  if (tids_.size() <= static_cast<std::size_t>(m->id)) tids_.resize(m->id + 1, 0);
+  tids_[m->id] = tid;
 }
 
 void Runtime::start_watchers() {
@@ -296,16 +307,15 @@ bool Runtime::preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
 }
 
 // Sends the preemption signal to the Ms collected by this round. Their
-// thread ids are read under the sched lock, which keeps the Ms alive; a
-// thread that has exited meanwhile gets nothing (tgkill fails), and a
-// signal that arrives late finds no request and is ignored.
+// thread ids are read under the sched lock (tids_); a thread that has
+// exited meanwhile gets nothing (tgkill fails), and a signal that arrives
+// late finds no request and is ignored.
 void Runtime::signal_ms() {
   std::vector<int>& ids = signal_ms_;
   {
     std::lock_guard lk(sched_);
     for (int& id : ids) {
-      M* m = m_by_id(id);
-      id = m != nullptr ? m->tid.load(std::memory_order_relaxed) : 0;
+      id = id >= 0 && static_cast<std::size_t>(id) < tids_.size() ? tids_[id] : 0;
     }
   }
   for (int tid : ids) {

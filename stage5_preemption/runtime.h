@@ -196,8 +196,12 @@ class Runtime : public stage4::Runtime {
  protected:
   /// "stage5", in trace files.
   const char* stage_name() const override { return "stage5"; }
-  /// Stage 4's, then sysmon's counters and per-P ticks from zero.
+  /// Stage 4's, then sysmon's counters and per-P ticks from zero, and no
+  /// M's thread id (tids_).
   void reset_run_state() override;
+  /// Stage 3's, then the thread's kernel id in tids_ (Go's minit sets
+  /// m.procid): how sysmon addresses the preemption signal to the M.
+  void minit(M* m) override;
   /// Takes every P left kPSyscall by an M in a blocking call, as it is
   /// (Go's CAS from `_Psyscall` to `_Pgcstop`): the call's return finds it
   /// gone. The compare-exchange races with that return and with sysmon's
@@ -273,6 +277,10 @@ class Runtime : public stage4::Runtime {
   };
   std::vector<PView> sysmon_ps_;  // retake's snapshot of the Ps, reused
   std::vector<int> signal_ms_;  // ids of Ms to signal this round, reused
+  // The kernel thread id of M i (Go's m.procid), or 0: that M's thread has
+  // not started. Under sched_: written by each M as it starts (minit),
+  // read by sysmon (signal_ms), cleared by reset_run_state.
+  std::vector<int> tids_;
   std::vector<G*> sysmon_ready_;  // what sysmon's poll readied, reused
   // sysmon's trace buffer, or null. The sysmon thread only: set when it
   // starts, its buffer written by it alone (trace/tracer.h).

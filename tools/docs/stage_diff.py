@@ -655,21 +655,43 @@ def verdict(a, b):
     return "same" if same else "changed"
 
 
-def differing_callees(known, sa, sb):
-    """Of the functions a shared body calls, those both stages have, from
-    different definitions: the hooks one stage overrides (stage 3's
-    find_runnable calls poll_network, which stage 4 overrides)."""
-    called = []
-    for name in NAME_PAREN.findall(mask(sb.text())):
-        if name not in called and name not in ("if", "for", "while",
-                                                "switch", "return", "sizeof"):
-            called.append(name)
+NOT_CALLS = ("if", "for", "while", "switch", "return", "sizeof")
+
+
+def called(text):
+    """The names a body calls (NAME_PAREN), each once, in order."""
     out = []
-    for c in called:
-        owner_a = resolve(known, sa.n, lambda n, c=c: [c])[0]
-        owner_b = resolve(known, sb.n, lambda n, c=c: [c])[0]
-        if None not in (owner_a, owner_b) and owner_a != owner_b:
-            out.append(c)  # (one stage's helper of that name is no hook)
+    for name in NAME_PAREN.findall(mask(text)):
+        if name not in out and name not in NOT_CALLS:
+            out.append(name)
+    return out
+
+
+def differing_callees(known, sa, sb, depth=2):
+    """Of the functions a shared body calls, directly or through functions
+    both stages share (up to `depth` calls down), those both stages have
+    from different definitions: the hooks one stage overrides. Stage 3's
+    find_runnable calls poll_network, which stage 4 overrides; its handoffp
+    calls duty_unwatched, which calls idle_duty_wanted
+    ("duty_unwatched > idle_duty_wanted")."""
+    out, seen = [], set()
+
+    def walk(text, path, left):
+        for c in called(text):
+            if c in seen:
+                continue
+            seen.add(c)
+            owner_a, _, _ = resolve(known, sa.n, lambda n, c=c: [c])
+            owner_b, defs_b, _ = resolve(known, sb.n, lambda n, c=c: [c])
+            if None in (owner_a, owner_b):
+                continue
+            if owner_a != owner_b:  # (one stage's helper of that name is no hook)
+                out.append(" > ".join(path + [c]))
+            elif left > 1:
+                for d in defs_b:
+                    walk(d.text, path + [c], left - 1)
+
+    walk(sb.text(), [], depth)
     return out
 
 
@@ -799,10 +821,10 @@ def print_hooks(known, sa, sb, paint):
         return
     hooks = differing_callees(known, sa, sb)
     if hooks:
-        print(f"Of what it calls, stage {sa.n} and stage {sb.n} differ in: "
-              f"{', '.join(hooks)}; see "
+        print(f"Of what it calls (a > b: it calls a, which calls b), stage "
+              f"{sa.n} and stage {sb.n} differ in: {', '.join(hooks)}; see "
               + paint("bold", f"./course diff stage{sa.n} stage{sb.n} "
-                      f"{hooks[0]}"))
+                      f"{hooks[0].split(' > ')[-1]}"))
 
 
 def print_reasons(known, a, b, entry, paint):

@@ -66,6 +66,11 @@ out=$(sd 3 4 findRunnable)
 grep -q "the same (inherited from stage 3)" <<<"$out" || fail "3 4: $out"
 grep -q "stage 3 and stage 4 differ in: .*poll_network" <<<"$out" ||
   fail "3 4: find_runnable's hook: $out"
+# A hook one call further down: stage 3's handoffp calls duty_unwatched
+# (shared), which calls idle_duty_wanted (stage 4 overrides it).
+out=$(sd 3 4 handoffp)
+grep -q "differ in: .*duty_unwatched > idle_duty_wanted" <<<"$out" ||
+  fail "3 4: handoffp's hook two calls down: $out"
 out=$(sd 3 4 poll_network)
 grep -q '^+.*netpoll_now(' <<<"$out" || fail "no poll step: $out"
 grep -q '^+.*injectglist(' <<<"$out" || fail "no injectglist: $out"
