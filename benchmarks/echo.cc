@@ -1,22 +1,32 @@
 #include "benchmarks/echo.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <regex>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stage1_threadpool/runtime.h"
 #include "stage4_syscalls/net.h"
 #include "stage4_syscalls/runtime.h"
+#include "stage5_preemption/runtime.h"
+
+extern char** environ;
 
 namespace gmp::bench::echo {
 
@@ -155,5 +165,195 @@ Load stage1_server(int n, int round_trips, std::uint64_t* threads) {
   *threads = rt.stats().threads_created;
   return load;
 }
+
+// ---- The comparison with Go: a client process of its own -------------------
+
+std::string client_path() {
+  if (const char* env = std::getenv("GMP_ECHO_CLIENT")) return env;
+  char self[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw std::runtime_error("echo: cannot read /proc/self/exe");
+  std::string path(self, static_cast<std::size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "echo_client";
+}
+
+namespace {
+
+// The number after "key": in the client's JSON line, or -1.
+double field(const std::string& json, const std::string& key) {
+  std::size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+// The client's "syscalls" object, as {kind: count}.
+std::map<std::string, double> syscall_counts(const std::string& json) {
+  std::map<std::string, double> out;
+  std::size_t at = json.find("\"syscalls\":{");
+  if (at == std::string::npos) return out;
+  std::string obj = json.substr(at, json.find('}', at) - at);
+  static const std::regex kv("\"([a-z_]+)\":([0-9]+)");
+  for (std::sregex_iterator i(obj.begin(), obj.end(), kv), e; i != e; ++i) {
+    out[(*i)[1]] = std::stod((*i)[2]);
+  }
+  return out;
+}
+
+// The client, started with pipes on its stdin and stdout.
+struct Child {
+  pid_t pid = 0;
+  FILE* out = nullptr;  // its stdout
+  int in = -1;          // its stdin
+};
+
+Child spawn_client(const std::vector<std::string>& args) {
+  int to[2], from[2];
+  if (::pipe2(to, O_CLOEXEC) != 0 || ::pipe2(from, O_CLOEXEC) != 0) {
+    throw std::runtime_error("echo: pipe failed");
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  Child c;
+  int err = ::posix_spawn(&c.pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(to[0]);
+  ::close(from[1]);
+  if (err != 0) {
+    ::close(to[1]);
+    ::close(from[0]);
+    throw std::runtime_error("echo: cannot run " + args[0] +
+                             " (build //benchmarks:echo_client, or set "
+                             "GMP_ECHO_CLIENT)");
+  }
+  c.in = to[1];
+  c.out = ::fdopen(from[0], "r");
+  return c;
+}
+
+}  // namespace
+
+ClientRun run_client(int port, int conns, int round_trips, bool syscalls,
+                     const std::function<void(bool)>& mark) {
+  std::vector<std::string> args = {
+      client_path(), "--port", std::to_string(port), "--conns",
+      std::to_string(conns), "--round-trips", std::to_string(round_trips),
+      "--server-pid", std::to_string(::getpid()), "--mark"};
+  if (syscalls) args.push_back("--syscalls");
+  Child c = spawn_client(args);
+  std::string json;
+  char line[4096];
+  while (std::fgets(line, sizeof line, c.out) != nullptr) {
+    std::string l(line);
+    if (l == "start\n" || l == "end\n") {
+      mark(l == "start\n");
+      if (::write(c.in, "\n", 1) != 1) break;
+    } else {
+      json += l;
+    }
+  }
+  std::fclose(c.out);
+  ::close(c.in);
+  int status = 0;
+  ::waitpid(c.pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("echo_client failed (its message is above)");
+  }
+  ClientRun r;
+  r.round_trips = field(json, "round_trips");
+  r.echo_ns = field(json, "echo_ns");
+  r.server_cpu_ns = field(json, "server_cpu_ns");
+  r.syscalls = syscall_counts(json);
+  return r;
+}
+
+struct Server::Impl {
+  virtual ~Impl() = default;
+  virtual ServerCounters counters() const = 0;
+  std::atomic<int> port{0};
+  std::atomic<stage4::Listener*> listener{nullptr};
+  std::thread thread;
+};
+
+namespace {
+
+// The server on a runtime of type Runtime (stage 4's or stage 5's).
+template <class Runtime, class Config>
+struct ServerOn final : Server::Impl {
+  explicit ServerOn(int procs) : rt(config(procs)) {
+    thread = std::thread([this] { rt.run([this] { serve(); }); });
+  }
+  static Config config(int procs) {
+    Config c;
+    c.procs = procs;
+    c.debug = "";
+    return c;
+  }
+  // Goroutine 1: accepts until the listener is closed, a goroutine per
+  // connection, then waits for them.
+  void serve() {
+    stage4::Listener l = stage4::listen("127.0.0.1:0");
+    listener.store(&l);
+    port.store(l.port());
+    stage4::WaitGroup wg;
+    for (;;) {
+      std::shared_ptr<stage4::Conn> conn;
+      try {
+        conn = std::make_shared<stage4::Conn>(l.accept());
+      } catch (const stage4::NetError& e) {
+        if (e.closed()) break;
+        throw;
+      }
+      wg.add(1);
+      stage4::go([conn, &wg] {
+        char buf[kMsg];
+        try {  // a client that dies resets its connections: that one ends
+          while (std::size_t got = conn->read(buf, sizeof buf)) conn->write(buf, got);
+        } catch (const stage4::NetError&) {
+        }
+        wg.done();
+      });
+    }
+    wg.wait();
+  }
+  ServerCounters counters() const override {
+    auto s = rt.stats();
+    return {.ms_woken = static_cast<double>(s.wakeups),
+            .parks = static_cast<double>(s.parks),
+            .netpolls = static_cast<double>(s.netpolls),
+            .netpoll_blocking = static_cast<double>(s.netpoll_blocking),
+            .switches = static_cast<double>(s.context_switches)};
+  }
+  Runtime rt;
+};
+
+}  // namespace
+
+Server::Server(int stage, int procs) {
+  if (stage == 4) {
+    impl_ = std::make_unique<ServerOn<stage4::Runtime, stage4::Config>>(procs);
+  } else if (stage == 5) {
+    impl_ = std::make_unique<ServerOn<stage5::Runtime, stage5::Config>>(procs);
+  } else {
+    throw std::invalid_argument("echo::Server: stage 4 or 5");
+  }
+  while (impl_->port.load() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+Server::~Server() {
+  impl_->listener.load()->close();  // accept wakes with closed()
+  impl_->thread.join();
+}
+
+int Server::port() const { return impl_->port.load(); }
+
+ServerCounters Server::counters() const { return impl_->counters(); }
 
 }  // namespace gmp::bench::echo

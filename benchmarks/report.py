@@ -34,7 +34,11 @@ COUNTERS = ["threads", "lock/op", "contended%", "lockwait_ns/op", "steals",
             "stolen/op", "runnext/op", "grq_taken/op", "spin_ns/op", "parks/op",
             "rss_bytes/goroutine", "timer_lock/op", "timer_contended%",
             "timers_stolen/op", "warm_ups", "peak_rss_MB", "faults/goroutine",
-            "max_alive", "G_reused%", "stack_refills"]
+            "max_alive", "G_reused%", "stack_refills",
+            # The echo rows, per round trip (benchmarks/io_bench.h).
+            "cpu_ns/rt", "sys/rt", "read/rt", "eagain/rt", "write/rt",
+            "wake_w/rt", "epoll_wait/rt", "epoll_ctl/rt", "futex/rt", "cs/rt",
+            "Ms_woken/rt", "parks/rt", "netpolls/rt", "switches/rt"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # workload/stage/procs:N (workload names may contain '/': fan-out/fan-in).
 NAME = re.compile(r"^(?P<workload>.+)/(?P<stage>[^/]+)/procs:(?P<procs>\d+)")

@@ -5,6 +5,7 @@
 // in the same table.
 //
 // Usage: go run . [-quick] [-filter REGEXP] > go.json
+// (the echo rows also need $GMP_ECHO_CLIENT: benchmarks/echo_client, echo.go)
 //
 // Output: JSON in Google Benchmark's shape ({"context": ..., "benchmarks":
 // [...]}), names "workload/go/procs:N", with items_per_second (and
@@ -377,6 +378,27 @@ type result struct {
 	PeakRSSMB      float64 `json:"peak_rss_MB,omitempty"`
 	FaultsPerG     float64 `json:"faults/goroutine,omitempty"`
 	MaxAlive       float64 `json:"max_alive,omitempty"`
+	// Counters by name ("cpu_ns/rt"...), written beside the fields above,
+	// zeros included.
+	Counters map[string]float64 `json:"-"`
+}
+
+// MarshalJSON writes r's fields and its Counters in one object, as Google
+// Benchmark writes a row's counters.
+func (r result) MarshalJSON() ([]byte, error) {
+	type plain result
+	b, err := json.Marshal(plain(r))
+	if err != nil || len(r.Counters) == 0 {
+		return b, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range r.Counters {
+		m[k] = v
+	}
+	return json.Marshal(m)
 }
 
 // The cold workloads (benchmarks/cold_bench.h): one run in a fresh process.
@@ -582,6 +604,7 @@ func main() {
 			out = append(out, res)
 		}
 	}
+	out = append(out, echoRows(match.MatchString, *quick)...)
 	if name := "preemption latency/go"; match.MatchString(name) {
 		var ms []float64
 		for r := 0; r < 5; r++ {
