@@ -42,6 +42,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiDeathTest, stage3::Api);
 namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, GmpSuite, stage3::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, GmpDeathTest, stage3::Api);
 
 }  // namespace gmp::stage3
 

@@ -49,6 +49,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiDeathTest, stage5::Api);
 namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, GmpSuite, stage5::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, GmpDeathTest, stage5::Api);
 
 }  // namespace gmp::stage3
 
