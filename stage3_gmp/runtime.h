@@ -99,7 +99,8 @@ class Runtime {
 
   /// Every goroutine not dead, as stage 2's goroutine_dump.h prints them
   /// (with the P each last ran on); `first`'s block first (a panic's
-  /// goroutine). Any thread; SIGQUIT prints it.
+  /// goroutine) if it is one of this runtime's, else it is left out (its
+  /// G may be no GWithP). Any thread; SIGQUIT prints it.
   std::string dump_goroutines(const G* first = nullptr) const;
 
  protected:
