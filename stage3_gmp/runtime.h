@@ -133,7 +133,8 @@ class Runtime {
   /// it after calling this one.
   virtual void minit(M* m);
   /// g0's part of an mcall request that stage 3 does not know (numbered
-  /// from kFirstOwn: a later stage's own, such as Go's exitsyscall0).
+  /// from kFirstLaterCall, m.h: a later stage's own, such as Go's
+  /// exitsyscall0).
   /// Stage 3: fatal.
   virtual void other_mcall(M* m, G* gp);
   /// The trace's stop reason for m's request `call` (stage 2's, or
