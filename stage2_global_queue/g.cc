@@ -40,9 +40,9 @@ std::string_view to_string(GStatus s) noexcept {
   return "unknown";
 }
 
-std::string deadlock_report(std::vector<const G*> waiting) {
+std::string deadlock_report(std::vector<const G*> waiting, LastP last_p) {
   return "all goroutines are asleep - deadlock!\n\n" +
-         goroutine_dump(std::move(waiting));
+         goroutine_dump(std::move(waiting), nullptr, last_p);
 }
 
 }  // namespace gmp::stage2

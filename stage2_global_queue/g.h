@@ -151,11 +151,17 @@ struct G {
   std::atomic<const std::type_info*> fn_type{nullptr};
 };
 
+/// How a scheduler with Ps reads the P a goroutine of its own last ran
+/// on (an id, or -1 if none yet); null for a scheduler without Ps. For
+/// the reports that list goroutines (goroutine_dump.h, deadlock_report).
+using LastP = int (*)(const G& g);
+
 /// Go's deadlock report: "all goroutines are asleep - deadlock!", then
 /// every goroutine of `waiting` by id, as goroutine_dump.h prints them
-/// ("goroutine 1 [chan receive, 3 ms]:" and where it last ran). For the
-/// runtimes' checkdead.
-std::string deadlock_report(std::vector<const G*> waiting);
+/// ("goroutine 1 [chan receive, 3 ms]:" and where it last ran: its M,
+/// and its P if `last_p` is given). For the runtimes' checkdead.
+std::string deadlock_report(std::vector<const G*> waiting,
+                            LastP last_p = nullptr);
 
 /// The first step of exit after main (protocol 4 of stage 2's runtime.h),
 /// for every runtime with Gs: the sudog of every goroutine of `allgs` that

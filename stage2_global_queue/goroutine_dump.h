@@ -40,10 +40,6 @@
 
 namespace gmp::stage2 {
 
-/// How a scheduler with Ps reads the P a goroutine of its own last ran
-/// on (an id, or -1 if none yet); null for a scheduler without Ps.
-using LastP = int (*)(const G& g);
-
 /// One goroutine's block (see the file's comment), ending in a newline;
 /// `p` is the P it last ran on, or -1 (none, or no Ps). Reads only the
 /// G's atomic fields: any thread, at any time.

@@ -42,7 +42,7 @@ void Runtime::checkdead() {
       if (g->readgstatus() == GStatus::kWaiting) waiting.push_back(g.get());
     }
   }
-  fatal(stage2::deadlock_report(std::move(waiting)));
+  fatal(stage2::deadlock_report(std::move(waiting), &read_last_p));
 }
 
 void Runtime::outside_work_begin() {

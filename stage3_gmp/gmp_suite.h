@@ -9,6 +9,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -397,5 +399,75 @@ REGISTER_TYPED_TEST_SUITE_P(GmpSuite, GoroutineParallelism,
                             ADeadGoroutineServesTheNext,
                             AYielderRunsAgainAfterTheGlobalQueue,
                             LockedGoroutinesEndWhileTheWorldStopsInALoop);
+
+// The reports that list goroutines name the P each last ran on, on every
+// G-M-P stage (g_with_p.h): "last ran on M 0, P 1" (stage 2's name the M
+// only, having no Ps).
+template <class Api>
+class GmpDeathTest : public ::testing::Test {
+ protected:
+  // Runs `main` on a runtime of 2 Ps, with goroutine 2 waiting forever on
+  // a channel: each report lists it.
+  template <class F>
+  static void run_with_a_waiter(F main) {
+    typename Api::Config c;
+    c.procs = 2;
+    c.debug = "";
+    typename Api::Runtime rt(c);
+    rt.run([main, &rt] {
+      typename Api::template Chan<int> never;
+      Api::go([&never] { (void)never.recv(); });
+      while (rt.stats().goroutines_blocked < 1) {  // until it waits
+        Api::sleep_for(std::chrono::microseconds(20));
+      }
+      main();
+      (void)never.recv();
+    });
+  }
+};
+
+TYPED_TEST_SUITE_P(GmpDeathTest);
+
+TYPED_TEST_P(GmpDeathTest, TheDeadlockReportNamesEachGoroutinesP) {
+  EXPECT_EXIT(this->run_with_a_waiter([] {}), ::testing::ExitedWithCode(2),
+              "all goroutines are asleep - deadlock!\n\n"
+              "goroutine 1 \\[chan receive, [0-9]+ ms\\]:\n"
+              "\tlast ran on M [0-9]+, P [0-9]+\n[^\n]*\n\n"
+              "goroutine 2 \\[chan receive, [0-9]+ ms\\]:\n"
+              "\tlast ran on M [0-9]+, P [0-9]+\n");
+}
+
+TYPED_TEST_P(GmpDeathTest, TheSigquitDumpNamesEachGoroutinesP) {
+  EXPECT_EXIT(this->run_with_a_waiter([] {
+                ::raise(SIGQUIT);
+                TypeParam::sleep_for(std::chrono::seconds(60));  // it ends us
+              }),
+              ::testing::ExitedWithCode(2),
+              "SIGQUIT: quit\n\n"
+              "goroutine 1 \\[[^\n]+\\]:\n"
+              "\tlast ran on M [0-9]+, P [0-9]+\n[^\n]*\n\n"
+              "goroutine 2 \\[chan receive, [0-9]+ ms\\]:\n"
+              "\tlast ran on M [0-9]+, P [0-9]+\n");
+}
+
+TYPED_TEST_P(GmpDeathTest, AFaultReportNamesTheGoroutinesP) {
+  // A page nobody may touch: a fault in every build, sanitizers included.
+  void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  EXPECT_EXIT(this->run_with_a_waiter([page] {
+                *static_cast<volatile int*>(page) = 1;
+              }),
+              ::testing::ExitedWithCode(2),
+              "fatal error: fault\n[^\n]*\n\n"
+              "goroutine 1 \\[running\\]:\n"
+              "\tlast ran on M [0-9]+, P [0-9]+\n");
+  ::munmap(page, 4096);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(GmpDeathTest,
+                            TheDeadlockReportNamesEachGoroutinesP,
+                            TheSigquitDumpNamesEachGoroutinesP,
+                            AFaultReportNamesTheGoroutinesP);
 
 }  // namespace gmp::stage3

@@ -45,6 +45,7 @@ void Runtime::fatal_if_running(const char* name) const {
 }
 
 std::string Runtime::dump_goroutines(const G* first) const {
+  if (first != nullptr && first->runtime != this) first = nullptr;
   std::vector<const G*> gs;
   {
     std::lock_guard gl(allglock_);

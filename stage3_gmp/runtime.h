@@ -99,7 +99,8 @@ class Runtime {
 
   /// Every goroutine not dead, as stage 2's goroutine_dump.h prints them
   /// (with the P each last ran on); `first`'s block first (a panic's
-  /// goroutine). Any thread; SIGQUIT prints it.
+  /// goroutine) if it is one of this runtime's, else it is left out (its
+  /// G may be no GWithP). Any thread; SIGQUIT prints it.
   std::string dump_goroutines(const G* first = nullptr) const;
 
  protected:
@@ -132,7 +133,8 @@ class Runtime {
   /// it after calling this one.
   virtual void minit(M* m);
   /// g0's part of an mcall request that stage 3 does not know (numbered
-  /// from kFirstOwn: a later stage's own, such as Go's exitsyscall0).
+  /// from kFirstLaterCall, m.h: a later stage's own, such as Go's
+  /// exitsyscall0).
   /// Stage 3: fatal.
   virtual void other_mcall(M* m, G* gp);
   /// The trace's stop reason for m's request `call` (stage 2's, or

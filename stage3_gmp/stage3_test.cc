@@ -42,6 +42,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, ApiDeathTest, stage3::Api);
 namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, GmpSuite, stage3::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage3, GmpDeathTest, stage3::Api);
 
 }  // namespace gmp::stage3
 
@@ -401,6 +402,23 @@ TEST(Stage3DeathTest, NoStackForAGoroutinesFirstRunIsAFatalError) {
 #endif
 
 // ---- schedtrace ---------------------------------------------------------------
+
+// dump_goroutines reads the P of `first` from stage 3's GWithP, which only
+// this runtime's Gs are: another's G (here a plain stage 2 G, which has no
+// P field to read: AddressSanitizer's stack-buffer-overflow before) is
+// left out of the dump, not read past its end.
+TEST(Stage3Test, DumpGoroutinesLeavesOutAnotherRuntimesFirst) {
+  Runtime rt(procs(1));
+  stage2::G foreign;
+  foreign.goid = 77;
+  foreign.atomicstatus = GStatus::kWaiting;
+  std::string dump;
+  rt.run([&] { dump = rt.dump_goroutines(&foreign); });
+  EXPECT_EQ(dump.find("goroutine 77"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("goroutine 1 [running]:\n\tlast ran on M 0, P 0\n"),
+            std::string::npos)
+      << dump;
+}
 
 TEST(Stage3Test, SchedtraceLinesHaveGosFormat) {
   Runtime rt(procs(2));

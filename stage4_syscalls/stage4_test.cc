@@ -36,6 +36,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, ApiDeathTest, stage4::Api);
 namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, GmpSuite, stage4::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage4, GmpDeathTest, stage4::Api);
 
 }  // namespace gmp::stage3
 

@@ -196,8 +196,9 @@ class Runtime : public stage4::Runtime {
  protected:
   /// "stage5", in trace files.
   const char* stage_name() const override { return "stage5"; }
-  /// Stage 4's, then sysmon's counters and per-P ticks from zero, and no
-  /// M's thread id (tids_).
+  /// Stage 4's, then sysmon's counters from zero, and no M's thread id
+  /// (tids_; Stage5Test.ASecondRunPreemptsItsNewMsAsynchronously). sysmon's
+  /// per-P ticks start over in start_watchers.
   void reset_run_state() override;
   /// Stage 3's, then the thread's kernel id in tids_ (Go's minit sets
   /// m.procid): how sysmon addresses the preemption signal to the M.

@@ -49,6 +49,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, ApiDeathTest, stage5::Api);
 namespace gmp::stage3 {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, GmpSuite, stage5::Api);
+INSTANTIATE_TYPED_TEST_SUITE_P(Stage5, GmpDeathTest, stage5::Api);
 
 }  // namespace gmp::stage3
 
@@ -545,6 +546,44 @@ TEST(Stage5Test, ATightLoopIsPreemptedAsynchronously) {
   Stats s = rt.stats();
   EXPECT_GE(s.async_preemptions, 1u);
   EXPECT_GE(s.preempt_signals, s.async_preemptions);
+}
+
+// The signal reaches the Ms of a second run of the same Runtime: each run
+// records its Ms' thread ids afresh (reset_run_state clears tids_, minit
+// fills it), also for Ms made by a GOMAXPROCS change, and after the first
+// run's locked M ended with its goroutine.
+TEST(Stage5Test, ASecondRunPreemptsItsNewMsAsynchronously) {
+  SKIP_WITHOUT_ASYNC();
+  Runtime rt(one_p(Preempt::kAsync));
+  for (int run = 0; run < 2; ++run) {
+    rt.run([&] {
+      if (run == 0) {  // a locked goroutine ends: its M exits with it
+        WaitGroup locked;
+        locked.add(1);
+        go([&] {
+          lock_os_thread();
+          locked.done();
+        });
+        locked.wait();
+      }
+      gomaxprocs(2);  // new Ms, and their ids, in this run
+      int stop = 0;
+      long u = 1;
+      WaitGroup wg;
+      wg.add(2);
+      for (int i = 0; i < 2; ++i) {  // a tight loop on each P
+        go([&] {
+          while (__atomic_load_n(&stop, __ATOMIC_RELAXED) == 0) u -= 2;
+          wg.done();
+        });
+      }
+      sleep_for(milliseconds(30));  // main runs only if a loop is preempted
+      __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+      wg.wait();
+      gomaxprocs(1);
+    });
+    EXPECT_GE(rt.stats().async_preemptions, 1u) << "run " << run;
+  }
 }
 
 // A locked goroutine in a tight loop is preempted like any other (Go's

@@ -673,25 +673,28 @@ def differing_callees(known, sa, sb, depth=2):
     from different definitions: the hooks one stage overrides. Stage 3's
     find_runnable calls poll_network, which stage 4 overrides; its handoffp
     calls duty_unwatched, which calls idle_duty_wanted
-    ("duty_unwatched > idle_duty_wanted")."""
+    ("duty_unwatched > idle_duty_wanted"). Breadth first: a function the
+    body calls itself is walked from there, even if a callee calls it too
+    (find_runnable calls gcstopm, which calls stopm; find_runnable calls
+    stopm too, which calls idle_wait: "stopm > idle_wait")."""
     out, seen = [], set()
-
-    def walk(text, path, left):
-        for c in called(text):
-            if c in seen:
-                continue
-            seen.add(c)
-            owner_a, _, _ = resolve(known, sa.n, lambda n, c=c: [c])
-            owner_b, defs_b, _ = resolve(known, sb.n, lambda n, c=c: [c])
-            if None in (owner_a, owner_b):
-                continue
-            if owner_a != owner_b:  # (one stage's helper of that name is no hook)
-                out.append(" > ".join(path + [c]))
-            elif left > 1:
-                for d in defs_b:
-                    walk(d.text, path + [c], left - 1)
-
-    walk(sb.text(), [], depth)
+    level = [(sb.text(), [])]
+    for left in range(depth, 0, -1):
+        below = []
+        for text, path in level:
+            for c in called(text):
+                if c in seen:
+                    continue
+                seen.add(c)
+                owner_a, _, _ = resolve(known, sa.n, lambda n, c=c: [c])
+                owner_b, defs_b, _ = resolve(known, sb.n, lambda n, c=c: [c])
+                if None in (owner_a, owner_b):
+                    continue
+                if owner_a != owner_b:  # (one stage's helper of that name is no hook)
+                    out.append(" > ".join(path + [c]))
+                elif left > 1:
+                    below += [(d.text, path + [c]) for d in defs_b]
+        level = below
     return out
 
 
@@ -940,7 +943,9 @@ def parse_args(argv):
                    help="the two bodies in two columns")
     p.add_argument("-U", "--context", type=int, default=3, metavar="N",
                    help="lines of context around a change (default 3)")
-    opts = p.parse_args(argv)
+    # Options may come anywhere, also between STAGE_B and FUNCTION
+    # (`2 3 --side-by-side find_runnable`), which parse_args refuses.
+    opts = p.parse_intermixed_args(argv)
     if opts.side_by_side and opts.function is None:
         raise UsageError("--side-by-side needs a FUNCTION "
                          "(./course diff stage2 stage3 find_runnable "

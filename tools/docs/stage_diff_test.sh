@@ -59,6 +59,11 @@ grep -qE '^stage 2: stage2_global_queue/\S+:[0-9]+ +stage 3: stage3_gmp/' \
   <<<"$out" || fail "side by side: no headers: $out"
 grep -qE ' [|>] +[0-9]+ .*steal_work\(m\)' <<<"$out" ||
   fail "side by side: no stealing on the right: $out"
+# Options anywhere on the line, as in git diff: before FUNCTION too.
+[ "$(COLUMNS=160 sd 2 3 --side-by-side find_runnable)" = "$out" ] ||
+  fail "--side-by-side before FUNCTION differs"
+[ "$(sd 2 3 -U 1 find_runnable)" = "$(sd 2 3 find_runnable -U 1)" ] ||
+  fail "-U 1 before FUNCTION differs"
 
 # Stage 3 -> 4: find_runnable is stage 3's in both, and calls stage 4's
 # poll_network, whose diff is the poll step; stage 4's chapter says why.
@@ -71,6 +76,10 @@ grep -q "stage 3 and stage 4 differ in: .*poll_network" <<<"$out" ||
 out=$(sd 3 4 handoffp)
 grep -q "differ in: .*duty_unwatched > idle_duty_wanted" <<<"$out" ||
   fail "3 4: handoffp's hook two calls down: $out"
+# find_runnable calls stopm, whose idle_wait stage 4 overrides, and also
+# gcstopm, which calls stopm too: stopm's hooks are still named.
+grep -q "differ in: .*stopm > idle_wait" <<<"$(sd 3 4 find_runnable)" ||
+  fail "3 4: find_runnable's stopm > idle_wait: $(sd 3 4 find_runnable)"
 out=$(sd 3 4 poll_network)
 grep -q '^+.*netpoll_now(' <<<"$out" || fail "no poll step: $out"
 grep -q '^+.*injectglist(' <<<"$out" || fail "no injectglist: $out"
