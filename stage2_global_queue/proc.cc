@@ -1,5 +1,5 @@
 // Stage 2's goroutines and Ms (Go 1.0's proc.c, with Go's names):
-// newproc and malg, casgstatus, ready, the idle Ms (mput, mget), newm and
+// newproc and malg, ready, the idle Ms (mput, mget), newm and
 // newosproc.
 #include <algorithm>
 #include <chrono>
@@ -74,18 +74,6 @@ G* Runtime::malg() {
   return gp;
 }
 
-// Go's casgstatus. In stage 2 every caller holds sched_, so the CAS
-// cannot lose a race; it is a CAS because the check is the point.
-void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
-  GStatus seen = from;
-  // acq_rel: release publishes what was written before the new status
-  // (readgstatus pairs with it); acquire sees what the last change wrote.
-  if (!gp->atomicstatus.compare_exchange_strong(seen, to,
-                                                std::memory_order_acq_rel))
-      [[unlikely]] {
-    bad_gstatus(gp, seen, from, to);
-  }
-}
 //! [ready]
 
 // Go's goready, sched_ held: waiting -> runnable, at the GRQ's tail; an

@@ -199,7 +199,7 @@ class Runtime {
   /// throws std::system_error as StackPool::alloc does, changing nothing.
   G* malg();
   /// Go's casgstatus: gp's status changes from `from` to `to`, or the
-  /// program ends (a broken invariant). sched_ held.
+  /// program ends (a broken invariant). sched_ held. Inline (below).
   void casgstatus(G* gp, GStatus from, GStatus to);
   /// Go's ready: gp (waiting, claimed by the caller) goes to the GRQ's
   /// tail; with `wake`, an idle M is woken for it if a place is free.
@@ -228,7 +228,7 @@ class Runtime {
   G* gfget();
   /// Go's gfput: gp, dead, onto the free list. sched_ held.
   void gfput(G* gp);
-  // grq.cc: the global run queue.
+  // grq.h: the global run queue (inline, as casgstatus).
   /// Go's globrunqput: gp at the GRQ's tail. sched_ held.
   void globrunqput(G* gp);
   /// Go's globrunqget: the GRQ's head, or null. sched_ held.
@@ -386,4 +386,20 @@ std::uint32_t lock_os_count();
 /// only; throws gmp::Goexit if main returns meanwhile.
 void sleep_for(std::chrono::nanoseconds d);
 
+// Go's casgstatus. In stage 2 every caller holds sched_, so the CAS
+// cannot lose a race; it is a CAS because the check is the point. Inline
+// for the reason grq.h gives.
+inline void Runtime::casgstatus(G* gp, GStatus from, GStatus to) {
+  GStatus seen = from;
+  // acq_rel: release publishes what was written before the new status
+  // (readgstatus pairs with it); acquire sees what the last change wrote.
+  if (!gp->atomicstatus.compare_exchange_strong(seen, to,
+                                                std::memory_order_acq_rel))
+      [[unlikely]] {
+    bad_gstatus(gp, seen, from, to);
+  }
+}
+
 }  // namespace gmp::stage2
+
+#include "stage2_global_queue/grq.h"  // Runtime's inline hot paths

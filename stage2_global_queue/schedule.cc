@@ -86,7 +86,7 @@ G* Runtime::find_runnable(M* m) {
   for (;;) {
     if (stopping_) return nullptr;
     Clock::time_point now = Clock::now();
-    run_timers(now, m->fire);
+    if (!timers_.empty()) run_timers(now, m->fire);  // (no call for none)
     if (!m->fire.empty()) [[unlikely]] {  // timers' functions, unlocked
       lk.unlock();
       for (const TimerFiring& f : m->fire) f();

@@ -30,7 +30,7 @@ sources=(common/check.cc common/errors.cc common/exit.cc common/fault.cc
          stage2_global_queue/checkdead.cc stage2_global_queue/config.cc
          stage2_global_queue/context.cc stage2_global_queue/context_aarch64.S
          stage2_global_queue/g.cc stage2_global_queue/goroutine_dump.cc
-         stage2_global_queue/gfree.cc stage2_global_queue/grq.cc
+         stage2_global_queue/gfree.cc
          stage2_global_queue/lockosthread.cc stage2_global_queue/proc.cc
          stage2_global_queue/runtime.cc stage2_global_queue/schedule.cc
          stage2_global_queue/timers.cc stage2_global_queue/signals.cc
