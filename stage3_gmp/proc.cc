@@ -199,8 +199,8 @@ void Runtime::wakep_fenced() {
 M* Runtime::startm(P* pp, bool spinning) {
   std::unique_lock lk(sched_);
   if (stopping_.load(std::memory_order_relaxed)) {
-    // The run is over, but a thread outside the Ms (a later stage's
-    // sysmon, retaking a P) may still hand a P off: no M is made or woken
+    // The run is over, but a thread outside the Ms (a watcher, as Go's
+    // sysmon retaking a P) may still hand a P off: no M is made or woken
     // now.
     if (pp != nullptr) pidleput(pp);
     if (spinning) nmspinning_.fetch_sub(1, std::memory_order_seq_cst);

@@ -117,8 +117,8 @@ class Runtime {
   virtual const char* stage_name() const { return "stage3"; }
   /// The destructors' first step: a fatal error ("<name> destroyed while
   /// its run() is running") if a run() is under way on another thread.
-  /// Each stage's destructor calls it before its own members go (a later
-  /// stage's members, such as its sysmon thread, go first). Any thread.
+  /// Each stage's destructor calls it before its own members go (a derived
+  /// runtime's members, such as a watcher thread, go first). Any thread.
   void fatal_if_running(const char* name) const;
   /// A later stage's own state, reset at a run's start: called by run()
   /// under sched_ once this run is known to be the only one (a run() that
@@ -206,11 +206,11 @@ class Runtime {
   /// One more P is stopped for the stop of the world under way: the last
   /// wakes the stopper. sched_ held, the P's status already kStopped.
   void stopped_for_world();
-  /// A thread that is not an M (a later stage's sysmon) is about to take
+  /// A thread that is not an M (a watcher, as Go's sysmon) is about to take
   /// a P or goroutines into its own hands and give them to Ms: until the
   /// matching outside_work_end, checkdead counts it as a running M, for
   /// what it holds is on no queue and held by no M (Go's incidlelocked(-1)
-  /// around retake's hand-off and sysmon's injectglist). Takes sched_.
+  /// around sysmon's retake and its injectglist). Takes sched_.
   void outside_work_begin();
   /// The other half, then a check for a deadlock, as when an M goes idle
   /// (Go's incidlelocked(1)). Takes sched_.
@@ -247,8 +247,8 @@ class Runtime {
   /// Go's releasep: m gives up its P, which it returns.
   P* releasep(M* m);
   /// Go's handoffp: pp, whose M will not run goroutines for a while (it
-  /// waits for its locked goroutine; in a later stage, it blocks in a
-  /// system call), goes to an M that will run its work, or to the idle
+  /// waits for its locked goroutine; in Go, also an M blocked in a system
+  /// call), goes to an M that will run its work, or to the idle
   /// list, or to a stop of the world under way. Without sched_. Returns the
   /// M that got it (for counters and traces), or null.
   M* handoffp(P* pp);
@@ -401,7 +401,7 @@ class Runtime {
   }
   /// Go's mReserveID and checkmcount: a new M is counted as running before it
   /// exists. Past the limit, fatal, as in Go (stage 3 makes at most about
-  /// GOMAXPROCS + 1 Ms; a later stage's blocking calls can make many).
+  /// GOMAXPROCS + 1 Ms; in Go, Ms blocked in system calls make many).
   /// sched_ held.
   void reserve_m();
   /// Go's newm: a new M thread that starts holding pp. The thread count was

@@ -14,11 +14,11 @@
 //      time slice, the schedtick stays still, and they starve the GRQ and
 //      their own P's queue alike (stage3_test.cc,
 //      ARunnextChainStarvesTheLocalQueueAndTheGrq). In Go, sysmon's
-//      preemption of the long slice ends such a chain; so it does in the
-//      course's last stage;
+//      preemption of the long slice ends such a chain;
 //   2. the local queue, runnext first;
 //   3. the GRQ, a batch of min(len/GOMAXPROCS + 1, 128);
-//   4. (a later stage's network poller; none here);
+//   4. poll_network (Go's netpoll without waiting; stage 3 has nothing to
+//      poll);
 //   5. steal half of another P's queue: 4 rounds over all Ps in a random
 //      order, runnext taken only in the last round;
 //   6. nothing: give the P back and park the M.
@@ -180,7 +180,7 @@ std::pair<G*, bool> Runtime::find_runnable(M* m) {
       std::lock_guard lk(sched_);
       if (G* gp = globrunqget(pp, 0)) return {gp, false};
     }
-    // 4. The network poller (a later stage's; none in stage 3).
+    // 4. poll_network (Go's netpoll; stage 3's finds nothing).
     if (G* gp = poll_network(m)) return {gp, false};
     // 5. Steal, if not too many Ms are spinning already.
     int procs = gomaxprocs_.load(std::memory_order_relaxed);
@@ -513,7 +513,7 @@ namespace {
 }
 
 // The calling goroutine's M (one opaque TLS read), or gmp::UsageError. A
-// goroutine in a later stage's blocking call has an M but no P: the
+// goroutine in a blocking call (Go's _Gsyscall) has an M but no P: the
 // runtime cannot serve it there. Every call into the runtime comes through
 // here, which makes it the goroutine's safe point: a preempt request on its
 // P (a stop of the world waits) is honoured first.

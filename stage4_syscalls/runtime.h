@@ -206,8 +206,8 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// counted. Any thread.
   void netpoll_now(std::vector<G*>& gs);
 
-  // ---- Part 6. Blocking calls: the halves of entersyscall that every
-  // hand-off policy shares (stage 4 hands the P off at once, in
+  // ---- Part 6. Blocking calls: what entersyscall and exitsyscall do in
+  // every hand-off policy (stage 4 hands the P off at once, in
   // entersyscall; a policy may hand it off later, from another thread).
   /// gp, running on m, enters a blocking call: its status (kGSyscall), its
   /// trace event, the call counted; m releases its P, which is returned.
@@ -218,6 +218,9 @@ class Runtime : public stage3::Runtime, private Netpoller::Host {
   /// (an M's id, or trace::kSysmonThread) in `t`, the caller's trace
   /// buffer (null: not traced). Returns the M that got pp, or null.
   M* syscall_handoffp(P* pp, trace::Buffer* t, int from);
+  /// gp, back from its call on m, runs on with pp, which m has acquired:
+  /// its status (kRunning), its last P and its trace event. On gp.
+  void syscall_resume(M* m, G* gp, P* pp);
 
  private:
   /// `c` validated (stage 3's rules and max_threads), or gmp::ConfigError.

@@ -37,6 +37,11 @@ M* Runtime::syscall_handoffp(P* pp, trace::Buffer* t, int from) {
   return to;
 }
 
+void Runtime::syscall_resume(M* m, G* gp, P* pp) {
+  casgstatus(gp, kGSyscall, GStatus::kRunning);
+  note_go_sysexit(m, gp, pp->id);
+}
+
 //! [exitsyscall]
 void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   P* pp = nullptr;
@@ -53,8 +58,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
   }
   if (pp != nullptr) {
     acquirep(m, pp);
-    casgstatus(gp, kGSyscall, GStatus::kRunning);
-    note_go_sysexit(m, gp, pp->id);
+    syscall_resume(m, gp, pp);
     return;
   }
   note_go_sysexit(m, gp, trace::kNoP);

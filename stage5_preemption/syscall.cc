@@ -77,8 +77,7 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
                                            std::memory_order_acq_rel)) {
     syscalls_fast_.fetch_add(1, std::memory_order_relaxed);
     acquirep(m, oldp);  // Go's wirep
-    casgstatus(gp, kGSyscall, GStatus::kRunning);
-    stage4::note_go_sysexit(m, gp, oldp->id);
+    syscall_resume(m, gp, oldp);
     return;
   }
   stage4::Runtime::exitsyscall(m, gp, oldp);  // sysmon or a stop took it

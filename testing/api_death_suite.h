@@ -92,10 +92,15 @@ TYPED_TEST_P(ApiDeathTest, SigquitDumpsEveryGoroutine) {
     GTEST_SKIP() << "stage 1's goroutines are plain tasks: no dump";
   } else {
     auto program = [] {
-      run_with<TypeParam>(2, [] {
+      typename TypeParam::Runtime rt([] {
+        typename TypeParam::Config c;
+        c.procs = procs_for<TypeParam>(2, 1);
+        return c;
+      }());
+      rt.run([&] {
         typename TypeParam::template Chan<int> never;
         TypeParam::go([&] { (void)never.recv(); });
-        TypeParam::sleep_for(std::chrono::milliseconds(10));
+        wait_until_blocked<TypeParam>(rt, 1);  // goroutine 2 is parked
         ::raise(SIGQUIT);
         TypeParam::sleep_for(std::chrono::seconds(60));  // the dump ends us
       });
