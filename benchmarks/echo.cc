@@ -327,7 +327,8 @@ struct ServerOn final : Server::Impl {
             .parks = static_cast<double>(s.parks),
             .netpolls = static_cast<double>(s.netpolls),
             .netpoll_blocking = static_cast<double>(s.netpoll_blocking),
-            .switches = static_cast<double>(s.context_switches)};
+            .switches = static_cast<double>(s.context_switches),
+            .threads = static_cast<double>(s.threads_created)};
   }
   Runtime rt;
 };

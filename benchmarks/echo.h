@@ -76,6 +76,7 @@ struct ServerCounters {
   double netpolls = 0;      ///< epoll_wait calls (Stats::netpolls)
   double netpoll_blocking = 0;  ///< of which an idle M waited
   double switches = 0;      ///< goroutines run (Stats::context_switches)
+  double threads = 0;       ///< Ms made (Stats::threads_created)
 };
 
 /// A goroutine-per-connection echo server (a goroutine accepts; each

@@ -116,6 +116,7 @@ void echo_vs_go(benchmark::State& state, int conns, int procs) {
   state.counters["parks/rt"] = sum.parks / rts;
   state.counters["netpolls/rt"] = sum.netpolls / rts;
   state.counters["switches/rt"] = sum.switches / rts;
+  state.counters["threads"] = server.counters().threads;  // its Ms, so far
   echo_syscall_counters(state, server.port(), conns, trips);
 }
 
