@@ -326,7 +326,6 @@ struct ServerOn final : Server::Impl {
     return {.ms_woken = static_cast<double>(s.wakeups),
             .parks = static_cast<double>(s.parks),
             .netpolls = static_cast<double>(s.netpolls),
-            .netpoll_blocking = static_cast<double>(s.netpoll_blocking),
             .switches = static_cast<double>(s.context_switches),
             .threads = static_cast<double>(s.threads_created)};
   }

@@ -74,7 +74,6 @@ struct ServerCounters {
   double ms_woken = 0;      ///< idle Ms woken (Stats::wakeups)
   double parks = 0;         ///< Ms gone idle (Stats::parks)
   double netpolls = 0;      ///< epoll_wait calls (Stats::netpolls)
-  double netpoll_blocking = 0;  ///< of which an idle M waited
   double switches = 0;      ///< goroutines run (Stats::context_switches)
   double threads = 0;       ///< Ms made (Stats::threads_created)
 };
