@@ -9,9 +9,7 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,10 +21,9 @@
 #include <tuple>
 #include <type_traits>
 
+#include "benchmarks/child.h"
 #include "benchmarks/stages.h"
 #include "benchmarks/workloads.h"
-
-extern char** environ;
 
 namespace gmp::bench {
 
@@ -146,34 +143,19 @@ inline int cold_child(std::string_view name) {
 /// In the parent: starts this program again as the child of `name` and
 /// reads its result; false if the child failed.
 inline bool run_cold_child(const std::string& name, ColdResult* r) {
-  int out[2];
-  if (pipe(out) != 0) return false;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  std::string arg = "--cold-child=" + name;
-  char* argv[] = {const_cast<char*>("stages_bench"), arg.data(), nullptr};
-  pid_t pid = 0;
-  int err = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  if (err != 0) {
-    close(out[0]);
+  Child c;
+  if (!spawn_child("/proc/self/exe", {"stages_bench", "--cold-child=" + name},
+                   /*pipe_stdin=*/false, &c)) {
     return false;
   }
-  FILE* f = fdopen(out[0], "r");
   ColdResult got;
   bool complete = true;
   for (auto field : kColdFields) {
     long long v = 0;
-    complete = complete && std::fscanf(f, "%lld", &v) == 1;
+    complete = complete && std::fscanf(c.out, "%lld", &v) == 1;
     got.*field = v;
   }
-  std::fclose(f);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  if (!wait_child(&c) || !complete) return false;
   *r = got;
   return true;
 }

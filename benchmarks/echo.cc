@@ -1,11 +1,8 @@
 #include "benchmarks/echo.h"
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,12 +18,11 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/child.h"
 #include "stage1_threadpool/runtime.h"
 #include "stage4_syscalls/net.h"
 #include "stage4_syscalls/runtime.h"
 #include "stage5_preemption/runtime.h"
-
-extern char** environ;
 
 namespace gmp::bench::echo {
 
@@ -199,43 +195,6 @@ std::map<std::string, double> syscall_counts(const std::string& json) {
   return out;
 }
 
-// The client, started with pipes on its stdin and stdout.
-struct Child {
-  pid_t pid = 0;
-  FILE* out = nullptr;  // its stdout
-  int in = -1;          // its stdin
-};
-
-Child spawn_client(const std::vector<std::string>& args) {
-  int to[2], from[2];
-  if (::pipe2(to, O_CLOEXEC) != 0 || ::pipe2(from, O_CLOEXEC) != 0) {
-    throw std::runtime_error("echo: pipe failed");
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Child c;
-  int err = ::posix_spawn(&c.pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(to[0]);
-  ::close(from[1]);
-  if (err != 0) {
-    ::close(to[1]);
-    ::close(from[0]);
-    throw std::runtime_error("echo: cannot run " + args[0] +
-                             " (build //benchmarks:echo_client, or set "
-                             "GMP_ECHO_CLIENT)");
-  }
-  c.in = to[1];
-  c.out = ::fdopen(from[0], "r");
-  return c;
-}
-
 }  // namespace
 
 ClientRun run_client(int port, int conns, int round_trips, bool syscalls,
@@ -245,7 +204,12 @@ ClientRun run_client(int port, int conns, int round_trips, bool syscalls,
       std::to_string(conns), "--round-trips", std::to_string(round_trips),
       "--server-pid", std::to_string(::getpid()), "--mark"};
   if (syscalls) args.push_back("--syscalls");
-  Child c = spawn_client(args);
+  Child c;
+  if (!spawn_child(args[0].c_str(), args, /*pipe_stdin=*/true, &c)) {
+    throw std::runtime_error("echo: cannot run " + args[0] +
+                             " (build //benchmarks:echo_client, or set "
+                             "GMP_ECHO_CLIENT)");
+  }
   std::string json;
   char line[4096];
   while (std::fgets(line, sizeof line, c.out) != nullptr) {
@@ -257,11 +221,7 @@ ClientRun run_client(int port, int conns, int round_trips, bool syscalls,
       json += l;
     }
   }
-  std::fclose(c.out);
-  ::close(c.in);
-  int status = 0;
-  ::waitpid(c.pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!wait_child(&c)) {
     throw std::runtime_error("echo_client failed (its message is above)");
   }
   ClientRun r;

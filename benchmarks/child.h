@@ -1,0 +1,73 @@
+// A child process the benchmarks start and read: the cold benchmarks'
+// fresh process (cold_bench.h) and the echo rows' client (echo.cc). Its
+// stdout comes back through a pipe; its stdin is a pipe too if asked.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace gmp::bench {
+
+/// A running child and the parent's ends of its pipes.
+struct Child {
+  pid_t pid = -1;
+  FILE* out = nullptr;  ///< its stdout, for the parent to read
+  int in = -1;          ///< its stdin, for the parent to write; -1 if none
+};
+
+/// Starts the program at `path` with `args` (args[0] is its name), its
+/// stdout into a pipe and, with `pipe_stdin`, its stdin from one. The
+/// pipes are close-on-exec, so no other child inherits them. False if the
+/// pipes or the spawn failed; then nothing is left open.
+inline bool spawn_child(const char* path, std::vector<std::string> args,
+                        bool pipe_stdin, Child* c) {
+  int from[2];
+  int to[2] = {-1, -1};
+  if (::pipe2(from, O_CLOEXEC) != 0) return false;
+  if (pipe_stdin && ::pipe2(to, O_CLOEXEC) != 0) {
+    ::close(from[0]);
+    ::close(from[1]);
+    return false;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (pipe_stdin) posix_spawn_file_actions_adddup2(&fa, to[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, from[1], STDOUT_FILENO);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int err = ::posix_spawn(&c->pid, path, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(from[1]);
+  if (pipe_stdin) ::close(to[0]);
+  if (err != 0) {
+    ::close(from[0]);
+    if (pipe_stdin) ::close(to[1]);
+    return false;
+  }
+  c->out = ::fdopen(from[0], "r");
+  c->in = pipe_stdin ? to[1] : -1;
+  return true;
+}
+
+/// Closes the parent's ends and waits for the child; true if it exited
+/// with status 0.
+inline bool wait_child(Child* c) {
+  if (c->out != nullptr) std::fclose(c->out);
+  if (c->in >= 0) ::close(c->in);
+  c->out = nullptr;
+  c->in = -1;
+  int status = 0;
+  if (::waitpid(c->pid, &status, 0) != c->pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace gmp::bench
