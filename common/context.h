@@ -22,9 +22,13 @@
 /// with a list of its own, and the last reference to the leaf of a chain
 /// releases the chain's ancestors one after another (release_chain).
 ///
+/// done() makes its channel on the first call, as Go's does: a context
+/// cancelled before anyone asked hands out one shared closed channel
+/// instead (Go's closedchan), and its cancel locks and closes none.
+///
 /// Cancel is all or nothing. It locks the context and every descendant not
-/// yet cancelled (parent before child), then their done() channels (by
-/// address, as select orders its locks), and checks that every goroutine
+/// yet cancelled (parent before child), then the done() channels they have
+/// (by address, as select orders its locks), and checks that every goroutine
 /// waiting on any of them belongs to the cancelling goroutine's runtime:
 /// if one does not, it throws gmp::UsageError and nothing has changed.
 /// Only then does it record the reason, close the channels and unlock.
@@ -86,6 +90,11 @@ constexpr std::string_view to_string(ContextErr e) noexcept {
 template <TimerScheduler S>
 class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
                      private ReceiveGuard<S> {
+  // The constructor's key: only this class can make one.
+  struct Key {
+    explicit Key() = default;
+  };
+
  public:
   using Clock = std::chrono::steady_clock;          ///< deadlines' clock
   using Ptr = std::shared_ptr<BasicContext>;        ///< how contexts are held
@@ -94,7 +103,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
 
   /// Go's context.Background(): the root, never cancelled.
   static Ptr background() {
-    static const Ptr root(new BasicContext(nullptr, std::nullopt, nullptr));
+    static const Ptr root =
+        std::make_shared<BasicContext>(Key{}, nullptr, std::nullopt, nullptr);
     return root;
   }
 
@@ -102,8 +112,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   /// cancels it (with kCanceled) and its descendants. Call it when the
   /// work is done, as in Go, to release the child from its parent.
   static std::pair<Ptr, CancelFunc> with_cancel(const Ptr& parent) {
-    Ptr c(new BasicContext(parent, parent->deadline_,
-                           parent->deadline_owner_));
+    Ptr c = std::make_shared<BasicContext>(Key{}, parent, parent->deadline_,
+                                           parent->deadline_owner_);
     c->attach();
     return {c, cancel_func(c)};
   }
@@ -118,7 +128,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
       return with_cancel(parent);  // the parent's comes first
     }
     const bool never = deadline == Clock::time_point::max();
-    Ptr c(new BasicContext(parent, deadline, nullptr));
+    Ptr c = std::make_shared<BasicContext>(Key{}, parent, deadline, nullptr);
     if (!never) c->own_deadline();  // before anyone sees c
     c->attach();
     if (!never) c->arm_deadline();
@@ -132,6 +142,14 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
     return with_deadline(parent, saturating_add(Clock::now(), d));
   }
 
+  /// Made by the functions above only: `Key` is private. (Public for
+  /// std::make_shared, which puts the context and its reference counts in
+  /// one allocation.)
+  BasicContext(Key, Ptr parent, std::optional<Clock::time_point> deadline,
+               BasicContext* deadline_owner)
+      : parent_(std::move(parent)),
+        deadline_(deadline),
+        deadline_owner_(deadline_owner) {}
   BasicContext(const BasicContext&) = delete;
   BasicContext& operator=(const BasicContext&) = delete;
   /// Leaves its parent's list of children, and releases its ancestors
@@ -146,13 +164,21 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   }
 
   /// Go's ctx.Done(): closed when the context is cancelled; null for
-  /// background() (never ready in a select). Any thread. Every receive
-  /// from the channel keeps a deadline alive across runs (keep_deadline,
-  /// through its ReceiveGuard). The channel is the context's: keep the
-  /// context (a Ptr) as long as the pointer is used (Go's garbage collector
-  /// keeps it for `done := ctx.Done()`; C++ does not).
-  DoneChan* done() noexcept {
-    return parent_ == nullptr ? nullptr : &done_;
+  /// background() (never ready in a select). Any thread. Made by the
+  /// first call, as Go's is (a context nobody waits on has no channel, and
+  /// its cancel closes none); after a cancel that found none, one closed
+  /// channel shared by all such contexts (Go's closedchan). Every receive
+  /// from a context's own channel keeps a deadline alive across runs
+  /// (keep_deadline, through its ReceiveGuard). The channel is the
+  /// context's: keep the context (a Ptr) as long as the pointer is used
+  /// (Go's garbage collector keeps it for `done := ctx.Done()`; C++ does
+  /// not). Throws std::bad_alloc if the channel cannot be made.
+  DoneChan* done() {
+    if (parent_ == nullptr) return nullptr;
+    // acquire: pairs with make_done's and cancel's release store, so the
+    // channel is seen as made (and, for closedchan, closed).
+    if (DoneChan* d = done_.load(std::memory_order_acquire)) return d;
+    return make_done();
   }
 
   /// Go's ctx.Err(): kNone until done() is closed, then why. Any thread;
@@ -165,8 +191,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   /// (ContextSuite.ErrAfterADeadlineItsRunDidNotSee).
   ContextErr err() const noexcept {
     // acquire: pairs with cancel's release store, made after done_ was
-    // closed under its lock: a reader that sees the reason finds done_
-    // closed.
+    // closed (or set to closedchan) under mu_: a reader that sees the
+    // reason finds done() closed.
     ContextErr e = err_.load(std::memory_order_acquire);
     if (e != ContextErr::kNone || deadline_owner_ == nullptr) return e;
     deadline_owner_->keep_deadline();
@@ -190,18 +216,33 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   using Sudog = gmp::Sudog<G>;
   using DoneAccess = detail::ChanAccess<std::monostate, S>;
 
-  BasicContext(Ptr parent, std::optional<Clock::time_point> deadline,
-               BasicContext* deadline_owner)
-      : parent_(std::move(parent)),
-        deadline_(deadline),
-        deadline_owner_(deadline_owner) {
-    if (deadline_owner_ != nullptr) DoneAccess::bind(&done_, this);
+  // with_deadline's: this context's own deadline, kept by its timer.
+  void own_deadline() noexcept { deadline_owner_ = this; }
+
+  // done()'s first call: the channel, made under mu_ (a cancel holds it
+  // while it reads done_).
+  [[gnu::noinline]] DoneChan* make_done() {
+    std::lock_guard lk(mu_);
+    DoneChan* d = done_.load(std::memory_order_relaxed);  // under mu_
+    if (d != nullptr) return d;  // another thread's, or closedchan
+    own_done_ = std::make_unique<DoneChan>();
+    if (deadline_owner_ != nullptr) DoneAccess::bind(own_done_.get(), this);
+    // release: a done() that loads the pointer sees the channel made.
+    done_.store(own_done_.get(), std::memory_order_release);
+    return own_done_.get();
   }
 
-  // with_deadline's: this context's own deadline, kept by its timer.
-  void own_deadline() noexcept {
-    deadline_owner_ = this;
-    DoneAccess::bind(&done_, this);
+  // Go's closedchan: the done() of every context cancelled before anyone
+  // asked for its channel. Closed at once; never destroyed, so it
+  // outlives every context that hands it out.
+  static DoneChan* closed_chan() {
+    static DoneChan* const closed = [] {
+      auto* c = new DoneChan();
+      Sudog* none = nullptr;
+      DoneAccess::close_now(c, none, none);  // nobody waits on it yet
+      return c;
+    }();
+    return closed;
   }
 
   // Every receive from done_ (recv, try_recv, select) keeps the deadline
@@ -272,34 +313,104 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
       }
     }
     std::vector<Ptr>& nodes;          // nodes[0] is the cancelled context
-    std::vector<RuntimeLock*> chans;  // their done_ locks, each held
+    std::vector<RuntimeLock*> chans;  // their channels' locks, each held
   };
 
-  // Go's cancelCtx.cancel, all or nothing (see the file's comment).
+  // Go's cancelCtx.cancel, all or nothing (see the file's comment). The
+  // caller holds a Ptr to this context.
   void cancel(ContextErr why) {
     G g = S::current_g("context cancel");  // a UsageError first
+    mu_.lock();
+    if (err_.load(std::memory_order_relaxed) != ContextErr::kNone) {
+      mu_.unlock();
+      return;  // cancelled already
+    }
+    if (first_child_ == nullptr) {
+      cancel_leaf(why, g);  // takes over mu_
+      if (deadline_owner_ == this) stop_timer();
+    } else {
+      mu_.unlock();  // cancel_subtree locks the subtree parent first
+      cancel_subtree(why, g);
+    }
+    if (parent_ != nullptr) {
+      std::lock_guard lk(parent_->mu_);
+      parent_->unlink_child(this);
+    }
+  }
+
+  // cancel's common case, a context without children (Go's `defer
+  // cancel()` of the request's context): its mu_, held on entry, and its
+  // channel's lock if it has a channel, and no lists. Unlocks both, also
+  // when the check throws.
+  void cancel_leaf(ContextErr why, G g) {
+    DoneChan* done = done_.load(std::memory_order_relaxed);  // under mu_
+    if (done == nullptr) {  // nobody asked for it: nobody waits
+      // release: see done() and err().
+      done_.store(closed_chan(), std::memory_order_release);
+      err_.store(why, std::memory_order_release);
+      mu_.unlock();
+      return;
+    }
+    RuntimeLock* chan = DoneAccess::lock(done);
+    chan->lock();
+    try {
+      DoneAccess::check_close(done, g, "context cancel");
+    } catch (...) {
+      chan->unlock();
+      mu_.unlock();
+      throw;
+    }
+    Sudog* receivers = nullptr;
+    Sudog* senders = nullptr;
+    const bool closed = DoneAccess::close_now(done, receivers, senders);
+    err_.store(why, std::memory_order_release);  // release: see err()
+    chan->unlock();
+    mu_.unlock();
+    if (closed) {
+      ready_all<S>(receivers);
+      ready_all<S>(senders);
+    }
+  }
+
+  // cancel with descendants: every context of the subtree and every
+  // done() channel locked at once (Held), then closed.
+  void cancel_subtree(ContextErr why, G g) {
     std::vector<Ptr> nodes;        // the subtree, alive to the end
     std::vector<Sudog*> chains;    // to ready once every lock is released
     {
       Held held(nodes);
       if (!lock_subtree(nodes)) return;  // cancelled already
+      // The channels made so far (under the nodes' mu_, none is made
+      // meanwhile).
+      std::vector<DoneChan*> made;
+      for (const Ptr& n : nodes) {
+        if (DoneChan* d = n->done_.load(std::memory_order_relaxed)) {
+          made.push_back(d);
+        }
+      }
       std::vector<RuntimeLock*> chans;
-      chans.reserve(nodes.size());
-      for (const Ptr& n : nodes) chans.push_back(DoneAccess::lock(&n->done_));
+      chans.reserve(made.size());
+      for (DoneChan* d : made) chans.push_back(DoneAccess::lock(d));
       std::sort(chans.begin(), chans.end());  // select's lock order
       for (RuntimeLock* l : chans) {
         l->lock();
         held.chans.push_back(l);
       }
-      for (const Ptr& n : nodes) {  // throws before anything changed
-        DoneAccess::check_close(&n->done_, g, "context cancel");
+      for (DoneChan* d : made) {  // throws before anything changed
+        DoneAccess::check_close(d, g, "context cancel");
       }
-      for (const Ptr& n : nodes) {
+      for (DoneChan* d : made) {
         Sudog* receivers = nullptr;
         Sudog* senders = nullptr;
-        if (DoneAccess::close_now(&n->done_, receivers, senders)) {
+        if (DoneAccess::close_now(d, receivers, senders)) {
           chains.push_back(receivers);
           chains.push_back(senders);
+        }
+      }
+      for (const Ptr& n : nodes) {
+        if (n->done_.load(std::memory_order_relaxed) == nullptr) {
+          // release: see done().
+          n->done_.store(closed_chan(), std::memory_order_release);
         }
         // release: see err(); written under mu_, read by done() without.
         n->err_.store(why, std::memory_order_release);
@@ -308,17 +419,14 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
     }  // every lock released
     for (Sudog* chain : chains) ready_all<S>(chain);
     for (const Ptr& n : nodes) {
-      if (n->deadline_owner_ != n.get()) continue;
-      // Its function may be what is running: stop() only takes the timer
-      // out of its heap.
-      if (BasicTimer<S>* t = n->timer_.load(std::memory_order_acquire)) {
-        t->stop();
-      }
+      if (n->deadline_owner_ == n.get()) n->stop_timer();
     }
-    if (parent_ != nullptr) {
-      std::lock_guard lk(parent_->mu_);
-      parent_->unlink_child(this);
-    }
+  }
+
+  // A cancelled context's deadline timer, out of its heap. Its function
+  // may be what is running: stop() only takes the timer out.
+  void stop_timer() {
+    if (BasicTimer<S>* t = timer_.load(std::memory_order_acquire)) t->stop();
   }
 
   // Locks this context and every descendant not yet cancelled, parent
@@ -444,9 +552,9 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
       return;
     }
     NoPreempt pin;
-    std::vector<Ptr> list;
+    std::vector<Ptr> list;  // allocates only if a release nests
     pending = &list;
-    list.push_back(std::move(p));
+    p.reset();  // may append p's parent
     while (!list.empty()) {
       Ptr q = std::move(list.back());
       list.pop_back();
@@ -460,8 +568,13 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   // The context whose timer keeps this one's deadline (itself, or the
   // ancestor with the earliest one), or null; set before it is shared.
   BasicContext* deadline_owner_;
-  DoneChan done_;     // closed once, by the first cancel
   mutable RuntimeLock mu_;  // protects the fields below, except as said
+  // done()'s channel: null until done() or a cancel. Written under mu_
+  // (release), read by done() without it (acquire). own_done_ holds it if
+  // it is this context's own (made by done(), not closedchan); its lock
+  // and its closing are the channel's.
+  std::atomic<DoneChan*> done_{nullptr};
+  std::unique_ptr<DoneChan> own_done_;
   // Written under mu_ (release), read without it (acquire / relaxed).
   std::atomic<ContextErr> err_{ContextErr::kNone};
   BasicContext* first_child_ = nullptr;  // children not cancelled yet

@@ -508,6 +508,82 @@ TYPED_TEST_P(ContextSuite, DeepChainsCancelAndDropWithoutRecursion) {
   });
 }
 
+// done() is made by its first call, as Go's (common/context.h): a context
+// cancelled before anyone asked hands out a closed channel (Go's
+// closedchan), and a subtree whose contexts have channels or not is
+// closed whole; a goroutine waiting on the one channel made is woken.
+TYPED_TEST_P(ContextSuite, ADoneAskedForAfterTheCancelIsClosed) {
+  run_procs<TypeParam>(2, 1, [] {
+    using Api = TypeParam;
+    using C = typename TestFixture::Context;
+    auto [early, cancel_early] = C::with_cancel(C::background());
+    cancel_early();
+    EXPECT_EQ(early->err(), ContextErr::kCanceled);
+    EXPECT_TRUE(TestFixture::is_done(early));
+    EXPECT_EQ(select(recv_case(early->done()), default_case), 0);
+
+    auto [root, cancel_root] = C::with_cancel(C::background());
+    auto [mid, cancel_mid] = C::with_cancel(root);  // no done() asked
+    auto [leaf, cancel_leaf] = C::with_timeout(mid, std::chrono::hours(1));
+    auto [side, cancel_side] = C::with_cancel(root);  // no done() asked
+    auto* leaf_done = leaf->done();  // the subtree's one channel
+    typename Api::WaitGroup wg;
+    wg.add(1);
+    Api::go([&wg, leaf_done] {
+      leaf_done->recv();  // waits, or finds it closed
+      wg.done();
+    });
+    Api::sleep_for(std::chrono::milliseconds(1));  // most often waits
+    cancel_root();
+    wg.wait();
+    for (const auto& c : {root, mid, leaf, side}) {
+      EXPECT_EQ(c->err(), ContextErr::kCanceled);
+      EXPECT_TRUE(TestFixture::is_done(c));
+    }
+    cancel_mid();
+    cancel_leaf();
+    cancel_side();
+  });
+}
+
+// done() asked for by many at once, goroutines and plain threads: one
+// channel, which the cancel closes for all of them.
+TYPED_TEST_P(ContextSuite, DoneAskedForByManyAtOnceIsOneChannel) {
+  constexpr int kGoroutines = 8;
+  constexpr int kThreads = 2;
+  for (int round = 0; round < 50; ++round) {
+    using Api = TypeParam;
+    using C = typename TestFixture::Context;
+    auto [ctx, cancel] = C::with_cancel(C::background());
+    std::vector<typename C::DoneChan*> seen(kGoroutines + kThreads);
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t, ctx = ctx] {
+        while (!go.load()) {}
+        seen[kGoroutines + t] = ctx->done();
+      });
+    }
+    run_procs<Api>(2, 1, [&, ctx = ctx, cancel = cancel] {
+      typename Api::WaitGroup wg;
+      wg.add(kGoroutines);
+      for (int i = 0; i < kGoroutines; ++i) {
+        Api::go([&, i] {
+          if (i == 0) go.store(true);
+          seen[i] = ctx->done();
+          wg.done();
+        });
+      }
+      wg.wait();
+      for (auto& t : threads) t.join();
+      cancel();
+      EXPECT_TRUE(TestFixture::is_done(ctx));
+    });
+    for (auto* d : seen) EXPECT_EQ(d, seen[0]);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             CancelReachesEveryDescendant,
                             ChildFinishesFirstAndBornCancelled,
@@ -522,6 +598,8 @@ REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             ADoneChannelKeptFromAnEarlierRunClosesInALaterOne,
                             ADeadlineWithAWaiterOfAnotherRuntimeIsSaidAndKept,
                             ManyChildrenCancelledOneByOne,
-                            DeepChainsCancelAndDropWithoutRecursion);
+                            DeepChainsCancelAndDropWithoutRecursion,
+                            ADoneAskedForAfterTheCancelIsClosed,
+                            DoneAskedForByManyAtOnceIsOneChannel);
 
 }  // namespace gmp::testing
