@@ -188,7 +188,7 @@ std::map<std::string, double> syscall_counts(const std::string& json) {
   std::size_t at = json.find("\"syscalls\":{");
   if (at == std::string::npos) return out;
   std::string obj = json.substr(at, json.find('}', at) - at);
-  static const std::regex kv("\"([a-z_]+)\":([0-9]+)");
+  static const std::regex kv("\"([a-z0-9_]+)\":([0-9]+)");
   for (std::sregex_iterator i(obj.begin(), obj.end(), kv), e; i != e; ++i) {
     out[(*i)[1]] = std::stod((*i)[2]);
   }

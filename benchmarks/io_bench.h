@@ -69,7 +69,8 @@ inline void echo_syscall_counters(benchmark::State& state, int port,
   state.counters["eagain/rt"] = per("read_eagain");
   state.counters["write/rt"] = per("write_echo") + per("sendto_echo");
   state.counters["wake_w/rt"] = per("write_wakeup");
-  state.counters["epoll_wait/rt"] = per("epoll_wait") + per("epoll_pwait");
+  state.counters["epoll_wait/rt"] =
+      per("epoll_wait") + per("epoll_pwait") + per("epoll_pwait2");
   state.counters["epoll_ctl/rt"] = per("epoll_ctl");
   state.counters["futex/rt"] = per("futex");
   state.counters["cs/rt"] = per("context_switches");

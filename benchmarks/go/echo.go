@@ -195,7 +195,7 @@ func echoRow(client string, conns, procs int, quick bool, perfOK *bool) (result,
 				"sys/rt": per("all"), "read/rt": per("read"), "eagain/rt": per("read_eagain"),
 				"write/rt":      per("write_echo") + per("sendto_echo"),
 				"wake_w/rt":     per("write_wakeup"),
-				"epoll_wait/rt": per("epoll_wait") + per("epoll_pwait"),
+				"epoll_wait/rt": per("epoll_wait") + per("epoll_pwait") + per("epoll_pwait2"),
 				"epoll_ctl/rt":  per("epoll_ctl"), "futex/rt": per("futex"),
 				"cs/rt": per("context_switches")} {
 				res.Counters[k] = v
