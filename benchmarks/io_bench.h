@@ -7,6 +7,7 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -77,14 +78,51 @@ inline void echo_syscall_counters(benchmark::State& state, int port,
 }
 
 /// Echo against Go's server: a server of stage kStage (4 or 5) with
+/// While one lives, the calling thread runs on one CPU only, the lowest it
+/// may use, and so does every thread or process it starts (they inherit
+/// the mask): the echo rows "one CPU", where the server and the client
+/// share a CPU and no wake-up crosses to another. Restores the mask after.
+class OneCpu {
+ public:
+  explicit OneCpu(bool pin) {
+    if (!pin || sched_getaffinity(0, sizeof old_, &old_) != 0) return;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &old_)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      pinned_ = sched_setaffinity(0, sizeof one, &one) == 0;
+      return;
+    }
+  }
+  ~OneCpu() {
+    if (pinned_) sched_setaffinity(0, sizeof old_, &old_);
+  }
+  OneCpu(const OneCpu&) = delete;
+  OneCpu& operator=(const OneCpu&) = delete;
+  /// Whether the pin took (false: the row is left out).
+  bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t old_{};
+  bool pinned_ = false;
+};
+
 /// GOMAXPROCS procs, `conns` connections from echo_client, a process of
 /// its own (Go's row runs the same client against Go's server,
 /// benchmarks/go). The time is the round trips' (echo_trips each), per
 /// round trip; the counters, per round trip, explain it: the server's CPU
 /// time (all its threads), its runtime's Ms woken, parks, polls and
 /// goroutine switches, and its system calls by kind (echo_syscall_counters).
+/// With `one_cpu`, the server's threads and the client all run on one
+/// CPU (OneCpu).
 template <int kStage>
-void echo_vs_go(benchmark::State& state, int conns, int procs) {
+void echo_vs_go(benchmark::State& state, int conns, int procs, bool one_cpu) {
+  OneCpu pin(one_cpu);  // first: the server's threads inherit it
+  if (one_cpu && !pin.pinned()) {
+    state.SkipWithError("sched_setaffinity failed: no row on one CPU");
+    return;
+  }
   echo::Server server(kStage, procs);
   const int trips = echo_trips(conns);
   double rts = 0, cpu = 0;
@@ -144,14 +182,19 @@ inline void register_io() {
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   }
-  for (int conns : {1, 100, 1000}) {
+  // "echo 1 conn, one CPU": at procs 1 and 2 only (one CPU runs one
+  // thread at a time however many Ps there are).
+  for (auto [conns, one_cpu] : {std::pair{1, false}, std::pair{100, false},
+                                std::pair{1000, false}, std::pair{1, true}}) {
     std::string workload = "echo " + std::to_string(conns) +
-                           (conns == 1 ? " conn" : " conns");
+                           (conns == 1 ? " conn" : " conns") +
+                           (one_cpu ? ", one CPU" : "");
     for (int procs : {1, 2, 4, 8}) {
+      if (one_cpu && procs > 2) break;
       for (auto [stage, fn] : {std::pair{"stage4_syscalls", &echo_vs_go<4>},
                                std::pair{"stage5_preemption", &echo_vs_go<5>}}) {
         std::string name = workload + "/" + stage + "/procs:" + std::to_string(procs);
-        benchmark::RegisterBenchmark(name.c_str(), fn, conns, procs)
+        benchmark::RegisterBenchmark(name.c_str(), fn, conns, procs, one_cpu)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
       }

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"unsafe"
 )
 
 // echoTrips: round trips per connection, as io_bench.h's echo_trips.
@@ -130,17 +132,28 @@ func runEchoClient(client string, port, conns, trips int, syscalls bool) (client
 	return run, err
 }
 
-// echoRows runs "echo N conns/go/procs:P" for the rows `match` keeps.
+// echoRows runs "echo N conns/go/procs:P" for the rows `match` keeps,
+// and "echo 1 conn, one CPU" at procs 1 and 2 (io_bench.h's rows).
 func echoRows(match func(string) bool, quick bool) []result {
 	client := os.Getenv("GMP_ECHO_CLIENT")
 	var out []result
 	perfOK := true
-	for _, conns := range []int{1, 100, 1000} {
+	for _, row := range []struct {
+		conns  int
+		oneCPU bool
+	}{{1, false}, {100, false}, {1000, false}, {1, true}} {
+		conns := row.conns
 		workload := fmt.Sprintf("echo %d conns", conns)
 		if conns == 1 {
 			workload = "echo 1 conn"
 		}
+		if row.oneCPU {
+			workload += ", one CPU"
+		}
 		for _, p := range []int{1, 2, 4, 8} {
+			if row.oneCPU && p > 2 {
+				break
+			}
 			name := fmt.Sprintf("%s/go/procs:%d", workload, p)
 			if !match(name) {
 				continue
@@ -149,7 +162,7 @@ func echoRows(match func(string) bool, quick bool) []result {
 				fmt.Fprintf(os.Stderr, "benchmarks/go: %s: no GMP_ECHO_CLIENT, left out\n", name)
 				continue
 			}
-			res, ok := echoRow(client, conns, p, quick, &perfOK)
+			res, ok := echoRow(client, conns, p, quick, row.oneCPU, &perfOK)
 			if !ok {
 				os.Exit(1)
 			}
@@ -162,9 +175,18 @@ func echoRows(match func(string) bool, quick bool) []result {
 }
 
 // echoRow: a warm-up run, then 5 timed ones (as the other Go rows), then
-// one counted by perf.
-func echoRow(client string, conns, procs int, quick bool, perfOK *bool) (result, bool) {
+// one counted by perf; with oneCPU, every thread of this process and the
+// client on one CPU (pinProcess).
+func echoRow(client string, conns, procs int, quick, oneCPU bool, perfOK *bool) (result, bool) {
 	runtime.GOMAXPROCS(procs)
+	if oneCPU {
+		restore, ok := pinProcess()
+		if !ok {
+			fmt.Fprintf(os.Stderr, "benchmarks/go: echo: sched_setaffinity failed: no row on one CPU\n")
+			return result{}, false
+		}
+		defer restore()
+	}
 	s := startEchoServer()
 	defer s.stop()
 	trips := echoTrips(conns, quick)
@@ -203,4 +225,55 @@ func echoRow(client string, conns, procs int, quick bool, perfOK *bool) (result,
 		}
 	}
 	return res, true
+}
+
+// cpuMask is a sched_setaffinity mask of 1024 CPUs.
+type cpuMask [16]uint64
+
+// pinProcess runs every thread of this process on one CPU, the lowest it
+// may use (threads made later inherit it, and so does the client it
+// starts), as io_bench.h's OneCpu does for the course's server; the
+// function it returns puts the old mask back on every thread. false if the
+// kernel refused.
+func pinProcess() (func(), bool) {
+	var old, one cpuMask
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0,
+		unsafe.Sizeof(old), uintptr(unsafe.Pointer(&old))); e != 0 {
+		return nil, false
+	}
+	for i := 0; i < 1024; i++ {
+		if old[i/64]&(1<<(i%64)) != 0 {
+			one[i/64] = 1 << (i % 64)
+			break
+		}
+	}
+	if !setProcessMask(&one) {
+		setProcessMask(&old)
+		return nil, false
+	}
+	return func() { setProcessMask(&old) }, true
+}
+
+// setProcessMask gives every thread of this process the mask; twice, so
+// that a thread made by one not yet pinned is pinned too. A thread gone
+// meanwhile (ESRCH) is skipped.
+func setProcessMask(m *cpuMask) bool {
+	for pass := 0; pass < 2; pass++ {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return false
+		}
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil {
+				continue
+			}
+			_, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, uintptr(tid),
+				unsafe.Sizeof(*m), uintptr(unsafe.Pointer(m)))
+			if e != 0 && e != syscall.ESRCH {
+				return false
+			}
+		}
+	}
+	return true
 }
