@@ -598,8 +598,10 @@ def check_mutants(args, exercises):
     """CI: each exercise's wrong solutions (mutants/*.patch, applied to its
     reference solution) lose points on one plain grade. A round writes one
     wrong solution of every exercise into the students' files and grades
-    them together (one build of them all, then each one's tests); the files
-    are restored afterwards. Returns problems."""
+    them together (each build the grade needs, plain, ThreadSanitizer and
+    memory-model, made once for all of them; then each one's tests); the
+    files are restored afterwards, also after Ctrl-C, SIGTERM or SIGHUP.
+    Returns problems."""
     queues = {e: sorted((e.folder / "mutants").glob("*.patch")) for e in exercises}
     queues = {e: q for e, q in queues.items() if q}
     kept = {e.folder / f.name: (e.folder / f.name).read_bytes()
