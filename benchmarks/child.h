@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -66,7 +67,11 @@ inline bool wait_child(Child* c) {
   c->out = nullptr;
   c->in = -1;
   int status = 0;
-  if (::waitpid(c->pid, &status, 0) != c->pid) return false;
+  pid_t got;
+  do {
+    got = ::waitpid(c->pid, &status, 0);
+  } while (got < 0 && errno == EINTR);  // a signal handler without SA_RESTART
+  if (got != c->pid) return false;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 

@@ -31,7 +31,7 @@
 /// (by address, as select orders its locks), and checks that every goroutine
 /// waiting on any of them belongs to the cancelling goroutine's runtime:
 /// if one does not, it throws gmp::UsageError and nothing has changed.
-/// Only then does it record the reason, close the channels and unlock.
+/// Only then does it close the channels, record the reason and unlock.
 ///
 /// A deadline outlives a run: the timer of a context made in one run of a
 /// runtime dies with that run (time.h), so a goroutine that receives from
@@ -165,14 +165,15 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
 
   /// Go's ctx.Done(): closed when the context is cancelled; null for
   /// background() (never ready in a select). Any thread. Made by the
-  /// first call, as Go's is (a context nobody waits on has no channel, and
-  /// its cancel closes none); after a cancel that found none, one closed
-  /// channel shared by all such contexts (Go's closedchan). Every receive
-  /// from a context's own channel keeps a deadline alive across runs
-  /// (keep_deadline, through its ReceiveGuard). The channel is the
-  /// context's: keep the context (a Ptr) as long as the pointer is used
-  /// (Go's garbage collector keeps it for `done := ctx.Done()`; C++ does
-  /// not). Throws std::bad_alloc if the channel cannot be made.
+  /// first call, as Go's is (a context whose done() nobody asked for has
+  /// no channel, and its cancel closes none); after a cancel that found
+  /// none, one closed channel shared by all such contexts (Go's
+  /// closedchan). Every receive from a context's own channel keeps a
+  /// deadline alive across runs (keep_deadline, through its ReceiveGuard).
+  /// A channel made by done() is the context's: keep the context (a Ptr)
+  /// as long as the pointer is used (Go's garbage collector keeps it for
+  /// `done := ctx.Done()`; C++ does not). Throws std::bad_alloc if the
+  /// channel cannot be made.
   DoneChan* done() {
     if (parent_ == nullptr) return nullptr;
     // acquire: pairs with make_done's and cancel's release store, so the
@@ -245,9 +246,11 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
     return closed;
   }
 
-  // Every receive from done_ (recv, try_recv, select) keeps the deadline
-  // alive: a goroutine that took done() in one run and waits on it in a
-  // later one sees it closed when the deadline passes.
+  // Every receive from this context's own channel (recv, try_recv,
+  // select; make_done binds it when the context has a deadline, its own
+  // or an ancestor's) keeps the deadline alive: a goroutine that took
+  // done() in one run and waits on it in a later one sees it closed when
+  // the deadline passes. closedchan has no guard: it is closed already.
   void before_receive(G, const char*) const override {
     deadline_owner_->keep_deadline();
   }
@@ -297,9 +300,9 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   // ---- Cancel ----------------------------------------------------------
 
   // The locks one cancel holds: every context of the subtree (parent
-  // first), then their done() channels (by address). Released in reverse
-  // when it goes, also when a check throws; the contexts stay alive in
-  // `nodes`, which outlives it.
+  // first), then the done() channels they have (by address). Released in
+  // reverse when it goes, also when a check throws; the contexts stay
+  // alive in `nodes`, which outlives it.
   struct Held {
     explicit Held(std::vector<Ptr>& n) : nodes(n) {}
     Held(const Held&) = delete;
@@ -317,7 +320,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   };
 
   // Go's cancelCtx.cancel, all or nothing (see the file's comment). The
-  // caller holds a Ptr to this context.
+  // caller keeps this context alive: it holds a Ptr to it, or
+  // (keep_deadline on the deadline's owner) to a descendant.
   void cancel(ContextErr why) {
     G g = S::current_g("context cancel");  // a UsageError first
     mu_.lock();
@@ -412,7 +416,7 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
           // release: see done().
           n->done_.store(closed_chan(), std::memory_order_release);
         }
-        // release: see err(); written under mu_, read by done() without.
+        // release: see err(), which reads it without mu_.
         n->err_.store(why, std::memory_order_release);
         n->unlink_all_children();  // each is in nodes, or cancelled
       }
@@ -478,8 +482,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
         (now_armed != nullptr && now_armed->pending())) {
       return;  // cancelled meanwhile, or re-armed by another goroutine: t
     }          // is destroyed (and so stopped)
-    // release: done() reads the pointer without mu_ (acquire) and then
-    // the timer it points to.
+    // release: keep_deadline and err() read the pointer without mu_
+    // (acquire), then the timer it points to.
     timer_.store(t.get(), std::memory_order_release);
     timers_.push_back(std::move(t));  // freed with the context only
   }
@@ -501,10 +505,11 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
     }
   }
 
-  // done()'s check, on the context that owns the deadline: while it is
-  // not cancelled, its timer must be pending; if none is (its run ended,
-  // or it fired and its goroutine has not cancelled yet, or never will
-  // because the run ended first), the deadline is kept here.
+  // The check of every receive from done() (before_receive) and of err(),
+  // on the context that owns the deadline: while it is not cancelled, its
+  // timer must be pending; if none is (its run ended, or it fired and its
+  // goroutine has not cancelled yet, or never will because the run ended
+  // first), the deadline is kept here.
   void keep_deadline() noexcept {
     if (err_.load(std::memory_order_relaxed) != ContextErr::kNone) return;
     if (deadline_armed()) return;
@@ -512,7 +517,8 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   }
 
   // Whether the deadline's timer waits in a runtime's heap (or is firing).
-  // acquire: done() and err() read the pointer without mu_, then the timer.
+  // acquire: keep_deadline and err() read the pointer without mu_, then
+  // the timer.
   bool deadline_armed() const noexcept {
     const BasicTimer<S>* t = timer_.load(std::memory_order_acquire);
     return t != nullptr && t->pending();
@@ -583,8 +589,9 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   BasicContext* next_sibling_ = nullptr;
   bool linked_ = false;
   // The deadline's current timer (null: none armed), written under mu_
-  // (release), read by done() without it (acquire); every timer it ever
-  // pointed to stays in timers_ until the context is destroyed.
+  // (release), read by keep_deadline and err() without it (acquire); every
+  // timer it ever pointed to stays in timers_ until the context is
+  // destroyed.
   std::atomic<BasicTimer<S>*> timer_{nullptr};
   std::vector<std::unique_ptr<BasicTimer<S>>> timers_;
 };

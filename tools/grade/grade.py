@@ -598,13 +598,21 @@ def check_mutants(args, exercises):
     """CI: each exercise's wrong solutions (mutants/*.patch, applied to its
     reference solution) lose points on one plain grade. A round writes one
     wrong solution of every exercise into the students' files and grades
-    them together (one build of them all, then each one's tests); the files
-    are restored afterwards. Returns problems."""
+    them together (each build the grade needs, plain, ThreadSanitizer and
+    memory-model, made once for all of them; then each one's tests); the
+    files are restored afterwards, also after Ctrl-C, SIGTERM or SIGHUP.
+    Returns problems."""
     queues = {e: sorted((e.folder / "mutants").glob("*.patch")) for e in exercises}
     queues = {e: q for e, q in queues.items() if q}
     kept = {e.folder / f.name: (e.folder / f.name).read_bytes()
             for e in queues for f in (e.folder / "solution").iterdir() if f.is_file()}
     bad, caught, total = [], 0, 0
+    # A SIGTERM or SIGHUP (a `timeout`, a closed terminal) would end Python
+    # without running the `finally` below, and leave wrong solutions in the
+    # students' files: it raises SystemExit instead, as Ctrl-C raises
+    # KeyboardInterrupt.
+    previous = {sig: signal.signal(sig, stop_by_exit)
+                for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         for r in range(max((len(q) for q in queues.values()), default=0)):
             batch = [(e, q[r]) for e, q in queues.items() if r < len(q)]
@@ -622,8 +630,17 @@ def check_mutants(args, exercises):
     finally:
         for path, data in kept.items():
             path.write_bytes(data)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print(f"  wrong solutions caught: {caught} of {total}")
     return bad
+
+
+def stop_by_exit(signum, frame):
+    """A signal handler: ends the program with the status a shell gives a
+    program the signal killed (128 + its number), through SystemExit, so
+    that `finally` blocks run."""
+    raise SystemExit(128 + signum)
 
 
 def judge_mutant(e, patch, res):
