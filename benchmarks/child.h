@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,11 +18,25 @@ extern char** environ;
 
 namespace gmp::bench {
 
-/// A running child and the parent's ends of its pipes.
+/// A running child and the parent's ends of its pipes. One that goes out
+/// of scope before wait_child (a mark callback threw) is killed and
+/// reaped, and its pipes closed.
 struct Child {
-  pid_t pid = -1;
+  pid_t pid = -1;       ///< -1 once reaped by wait_child
   FILE* out = nullptr;  ///< its stdout, for the parent to read
   int in = -1;          ///< its stdin, for the parent to write; -1 if none
+
+  Child() = default;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() {
+    if (pid < 0) return;
+    ::kill(pid, SIGKILL);
+    if (out != nullptr) std::fclose(out);
+    if (in >= 0) ::close(in);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
 };
 
 /// Starts the program at `path` with `args` (args[0] is its name), its
@@ -50,6 +65,7 @@ inline bool spawn_child(const char* path, std::vector<std::string> args,
   ::close(from[1]);
   if (pipe_stdin) ::close(to[0]);
   if (err != 0) {
+    c->pid = -1;  // nothing to reap
     ::close(from[0]);
     if (pipe_stdin) ::close(to[1]);
     return false;
@@ -71,8 +87,9 @@ inline bool wait_child(Child* c) {
   do {
     got = ::waitpid(c->pid, &status, 0);
   } while (got < 0 && errno == EINTR);  // a signal handler without SA_RESTART
-  if (got != c->pid) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool reaped = got == c->pid;
+  c->pid = -1;  // reaped, or not ours to reap
+  return reaped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace gmp::bench

@@ -348,32 +348,44 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
   // when the check throws.
   void cancel_leaf(ContextErr why, G g) {
     DoneChan* done = done_.load(std::memory_order_relaxed);  // under mu_
-    if (done == nullptr) {  // nobody asked for it: nobody waits
-      // release: see done() and err().
-      done_.store(closed_chan(), std::memory_order_release);
-      err_.store(why, std::memory_order_release);
-      mu_.unlock();
-      return;
-    }
-    RuntimeLock* chan = DoneAccess::lock(done);
-    chan->lock();
-    try {
-      DoneAccess::check_close(done, g, "context cancel");
-    } catch (...) {
-      chan->unlock();
-      mu_.unlock();
-      throw;
+    RuntimeLock* chan = done != nullptr ? DoneAccess::lock(done) : nullptr;
+    if (chan != nullptr) {
+      chan->lock();
+      try {
+        DoneAccess::check_close(done, g, "context cancel");
+      } catch (...) {
+        chan->unlock();
+        mu_.unlock();
+        throw;
+      }
     }
     Sudog* receivers = nullptr;
     Sudog* senders = nullptr;
-    const bool closed = DoneAccess::close_now(done, receivers, senders);
-    err_.store(why, std::memory_order_release);  // release: see err()
-    chan->unlock();
+    const bool closed = mark_cancelled(why, receivers, senders);
+    if (chan != nullptr) chan->unlock();
     mu_.unlock();
     if (closed) {
       ready_all<S>(receivers);
       ready_all<S>(senders);
     }
+  }
+
+  // One context's part of a cancel, under its mu_ and, if it has a
+  // channel, that channel's lock, the close already checked: the channel
+  // closed (its waiters into receivers and senders, true if it has any;
+  // they are readied once every lock is released), or, if nobody asked
+  // for one, the shared closed channel stored; then the reason.
+  bool mark_cancelled(ContextErr why, Sudog*& receivers, Sudog*& senders) {
+    DoneChan* done = done_.load(std::memory_order_relaxed);  // under mu_
+    bool closed = false;
+    if (done == nullptr) {  // nobody asked for it: nobody waits
+      // release: see done().
+      done_.store(closed_chan(), std::memory_order_release);
+    } else {
+      closed = DoneAccess::close_now(done, receivers, senders);
+    }
+    err_.store(why, std::memory_order_release);  // release: see err()
+    return closed;
   }
 
   // cancel with descendants: every context of the subtree and every
@@ -403,21 +415,13 @@ class BasicContext : public std::enable_shared_from_this<BasicContext<S>>,
       for (DoneChan* d : made) {  // throws before anything changed
         DoneAccess::check_close(d, g, "context cancel");
       }
-      for (DoneChan* d : made) {
+      for (const Ptr& n : nodes) {
         Sudog* receivers = nullptr;
         Sudog* senders = nullptr;
-        if (DoneAccess::close_now(d, receivers, senders)) {
+        if (n->mark_cancelled(why, receivers, senders)) {
           chains.push_back(receivers);
           chains.push_back(senders);
         }
-      }
-      for (const Ptr& n : nodes) {
-        if (n->done_.load(std::memory_order_relaxed) == nullptr) {
-          // release: see done().
-          n->done_.store(closed_chan(), std::memory_order_release);
-        }
-        // release: see err(), which reads it without mu_.
-        n->err_.store(why, std::memory_order_release);
         n->unlink_all_children();  // each is in nodes, or cancelled
       }
     }  // every lock released

@@ -385,6 +385,11 @@ def fences_in_student_code(e):
     return False
 
 
+# The message of a test that --check's wrong solutions did not run, because
+# another test of the exercise had failed already (grade_one).
+NOT_RUN = "not run: another test failed first"
+
+
 def runs_alone(name):
     """Whether a test races threads on every core: its suite's name ends
     in Stress. The grader runs such a test with nothing else running, after
@@ -394,11 +399,14 @@ def runs_alone(name):
     return name.split(".", 1)[0].endswith("Stress")
 
 
-def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None):
+def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None,
+              stop_at_failure=False):
     """Runs one exercise's tests; returns its result (a dict). `tsan`,
     if given, is (binary, built, args) of the ThreadSanitizer build, for
     the tests in e.tsan; `relacy` the same of the memory-model build, for
-    the tests in e.relacy."""
+    the tests in e.relacy. With stop_at_failure (the wrong solutions of
+    --check, which only need to lose a point), a failed test cancels the
+    tests not yet started; they are reported as not run."""
     res = {"id": e.id, "title": e.title, "stage": e.stage, "tests": [],
            "problems": []}
     # Each test's build: (binary, built, args, what a build failure says).
@@ -429,11 +437,24 @@ def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None):
             alone.append(name)
         else:
             jobs[name] = pool.submit(run_test, b, name, b_args)
-    concurrent.futures.wait(jobs.values())  # then the machine is ours
+    # Each test's (passed, message, rerun), the ones that run alone last,
+    # when the others are done and the machine is theirs.
+    failed = False
+    for job in concurrent.futures.as_completed(jobs.values()):
+        if job.cancelled():
+            continue
+        failed = failed or not job.result()[0]
+        if failed and stop_at_failure:
+            for other in jobs.values():
+                other.cancel()  # the ones not started yet
+    results = {name: job.result() for name, job in jobs.items()
+               if not job.cancelled()}
     for name in alone:
+        if failed and stop_at_failure:
+            break
         b, _, b_args, _ = where[name]
-        jobs[name] = concurrent.futures.Future()
-        jobs[name].set_result(run_test(b, name, b_args))
+        results[name] = run_test(b, name, b_args)
+        failed = failed or not results[name][0]
     for name, pts in e.points.items():
         b, built, _, build_name = where[name]
         rerun = ""
@@ -444,10 +465,12 @@ def grade_one(e, binary, ok_build, pool, args, tsan=None, relacy=None):
                                   "(see the compiler's messages above)")
         elif listed[b][1]:
             passed, msg = False, listed[b][1]
-        elif name not in jobs:
+        elif (name in jobs or name in alone) and name not in results:
+            passed, msg = False, NOT_RUN
+        elif name not in results:
             passed, msg = False, "no such test"
         else:
-            passed, msg, rerun = jobs[name].result()
+            passed, msg, rerun = results[name]
         if not passed and build_name == "the memory-model build" and \
                 fences_in_student_code(e):
             msg += "\n" + RELACY_FENCE_NOTE
@@ -484,9 +507,10 @@ def show(e, res):
     print(f"  {e.id}: {res['score']}/{res['max']}")
 
 
-def grade(args, exercises, kind, quiet=False):
+def grade(args, exercises, kind, quiet=False, stop_at_failure=False):
     """Builds and runs `kind` (student or solution) of each exercise.
-    Returns a list of per-exercise results (dicts)."""
+    Returns a list of per-exercise results (dicts); stop_at_failure: see
+    grade_one."""
     if kind == "solution":
         stripped = [e.id for e in exercises if not e.has_solution]
         if stripped:
@@ -525,7 +549,7 @@ def grade(args, exercises, kind, quiet=False):
                 relacy = (relacy_bindir / "exercises" / e.id / f"{kind}_relacy_test",
                           e.relacy_label(kind) in relacy_built, relacy_args)
             res = grade_one(e, binary, e.label(kind) in built, pool, args,
-                            tsan, relacy)
+                            tsan, relacy, stop_at_failure)
             results.append(res)
             if not quiet:
                 show(e, res)
@@ -601,7 +625,9 @@ def check_mutants(args, exercises):
     them together (each build the grade needs, plain, ThreadSanitizer and
     memory-model, made once for all of them; then each one's tests); the
     files are restored afterwards, also after Ctrl-C, SIGTERM or SIGHUP.
-    Returns problems."""
+    A wrong solution's tests stop at its first failure (stop_at_failure).
+    A patch that does not apply is a problem of its own; the others are
+    graded. Returns problems."""
     queues = {e: sorted((e.folder / "mutants").glob("*.patch")) for e in exercises}
     queues = {e: q for e, q in queues.items() if q}
     kept = {e.folder / f.name: (e.folder / f.name).read_bytes()
@@ -615,11 +641,24 @@ def check_mutants(args, exercises):
                 for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         for r in range(max((len(q) for q in queues.values()), default=0)):
-            batch = [(e, q[r]) for e, q in queues.items() if r < len(q)]
-            for e, patch in batch:
-                for path, text in mutant_sources(e, patch).items():
+            batch = []
+            for e, q in queues.items():
+                if r >= len(q):
+                    continue
+                try:
+                    sources = mutant_sources(e, q[r])
+                except GradeError as err:  # a problem; the others go on
+                    print(f"  {e.id}: {q[r].stem}: DOES NOT APPLY")
+                    bad.append(str(err))
+                    total += 1
+                    continue
+                for path, text in sources.items():
                     path.write_text(text)
-            results = grade(args, [e for e, _ in batch], "student", quiet=True)
+                batch.append((e, q[r]))
+            if not batch:
+                continue
+            results = grade(args, [e for e, _ in batch], "student",
+                            quiet=True, stop_at_failure=True)
             for (e, patch), res in zip(batch, results):
                 total += 1
                 problem = judge_mutant(e, patch, res)
@@ -652,12 +691,14 @@ def judge_mutant(e, patch, res):
         print(f"  {e.id}: {patch.stem}: DOES NOT BUILD")
         return (f"{e.id}: the wrong solution {patch.name} does not build "
                 "(with CI's warnings as errors)")
-    lost = [t["name"] for t in res["tests"] if not t["passed"]]
+    lost = [t["name"] for t in res["tests"]
+            if not t["passed"] and t["message"] != NOT_RUN]
     if not lost:
         print(f"  {e.id}: {patch.stem}: NOT CAUGHT (full marks)")
         return f"{e.id}: the wrong solution {patch.name} scores full marks"
-    print(f"  {e.id}: {patch.stem}: caught ({res['score']}/{res['max']}; "
-          f"{', '.join(lost[:3])}{' ...' if len(lost) > 3 else ''})")
+    # The score would count the tests not run as lost: the failures only.
+    print(f"  {e.id}: {patch.stem}: caught by "
+          f"{', '.join(lost[:3])}{' ...' if len(lost) > 3 else ''}")
     return None
 
 
