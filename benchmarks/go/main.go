@@ -11,9 +11,10 @@
 // [...]}), names "workload/go/procs:N", with items_per_second (and
 // rss_bytes/goroutine, measured in a fresh process; waited_ms),
 // so the report reads both the same way.
-// Each figure is the mean of 5 runs after a warm-up run, as Google
-// Benchmark's are means; the cold ones and the preemption latency are
-// medians of 5 (processes, or runs).
+// Each figure is the mean of the runs after a warm-up run: at least 5,
+// and as many as fill half a second, as Google Benchmark times a stage's
+// row (its default minimum time); the cold ones and the preemption
+// latency are medians of 5 (processes, or runs).
 package main
 
 import (
@@ -35,6 +36,13 @@ import (
 )
 
 const items = 1000 // as kItems in stages_bench.cc
+
+// A warm row's runs: at least minRuns, and at least minTime in all (Google
+// Benchmark's default minimum time, which the stages' rows use; -quick
+// makes it 0).
+const minRuns = 5
+
+var minTime = 500 * time.Millisecond
 
 func spawnJoin(n int) {
 	var wg sync.WaitGroup
@@ -537,6 +545,7 @@ func main() {
 	bigSkynet, bigParked, bigTimers, bigChurn := 1000000, 100000, 100000*timerRounds, 100000
 	if *quick {
 		bigSkynet, bigParked, bigTimers, bigChurn = 10000, 10000, 10000*timerRounds, 10000
+		minTime = 0
 	}
 	workloads := []struct {
 		name string
@@ -569,13 +578,16 @@ func main() {
 			runtime.GOMAXPROCS(p)
 			w.f(w.n) // warm up
 			var ns []float64
-			for r := 0; r < 5; r++ {
+			total := time.Duration(0)
+			for len(ns) < minRuns || total < minTime {
 				t := time.Now()
 				w.f(w.n)
-				ns = append(ns, float64(time.Since(t).Nanoseconds()))
+				d := time.Since(t)
+				total += d
+				ns = append(ns, float64(d.Nanoseconds()))
 			}
 			m := mean(ns)
-			res := result{Name: name, RunType: "iteration", Iterations: 5,
+			res := result{Name: name, RunType: "iteration", Iterations: len(ns),
 				RealTime: m, TimeUnit: "ns", ItemsPerSecond: float64(w.n) / m * 1e9}
 			if w.name == "parked goroutines" {
 				res.RSS = rssPerGoroutineInChild(w.n, p)
