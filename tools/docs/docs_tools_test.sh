@@ -107,6 +107,24 @@ if out=$(fig "$tmp/sp.md" 2>&1); then fail "a tag before a space passed: $out"; 
 grep -q "a space that Doxygen drops" <<<"$out" || fail "spacing not named: $out"
 fig --write "$tmp/sp.md" >/dev/null 2>&1 || true
 grep -q "ns <!-- fig" "$tmp/sp.md" || fail "--write kept the spacing: $(cat "$tmp/sp.md")"
+# A direction the text states: "X% longer" must stay above 0, and a ratio
+# tagged "below 1" below 1; the skynet row above now takes twice as long.
+printf 'Skynet takes 100%% <!-- fig more %s | %s --> longer, %s.\n' \
+  "$row" "skynet/stage3_gmp/procs:2" "fine" >"$tmp/dir.md"
+fig --write "$tmp/dir.md" >/dev/null 2>&1 || true
+printf 'and 0.5x <!-- fig ratio %s | %s | below 1 --> the time.\n' \
+  "skynet/stage3_gmp/procs:2" "$row" >>"$tmp/dir.md"
+out=$(fig --write "$tmp/dir.md" 2>&1) || fail "true directions failed: $out"
+printf 'Skynet takes 5%% <!-- fig more %s | %s --> longer.\n' \
+  "skynet/stage3_gmp/procs:2" "$row" >"$tmp/dir2.md"
+printf 'and 2.0x <!-- fig ratio %s | %s | below 1 --> the time.\n' \
+  "$row" "skynet/stage3_gmp/procs:2" >>"$tmp/dir2.md"
+if out=$(fig --write "$tmp/dir2.md" 2>&1); then fail "false directions passed: $out"; fi
+[ "$(grep -c "rewrite the sentence" <<<"$out")" = 2 ] ||
+  fail "a false direction not named: $out"
+printf 'x 1 ms<!-- fig ratio %s | %s | under 1 -->\n' "$row" "$row" >"$tmp/bad.md"
+set +e; fig "$tmp/bad.md" >/dev/null 2>&1; st=$?; set -e
+[ "$st" = 2 ] || fail "a malformed claim gave status $st, not 2"
 printf 'x 1 ms<!-- fig speed %s -->\n' "$row" >"$tmp/bad.md"
 set +e; fig "$tmp/bad.md" >/dev/null 2>&1; st=$?; set -e
 [ "$st" = 2 ] || fail "a malformed tag gave status $st, not 2"

@@ -29,7 +29,10 @@ results of `./course bench --publish`), with ROW a benchmark's name without
   fig counter ROW | KEY    one of the row's counters (e.g. contended%;
                            one in ns, as lockwait_ns/op, in any time unit)
   fig ratio ROW | ROW      time per item of the first over the second
-  fig more ROW | ROW       how much longer the first takes, in percent
+  fig ratio ROW | ROW | below 1   the same, and the text says the first
+                           is faster ("above 1": slower): checked too
+  fig more ROW | ROW       how much longer the first takes, in percent:
+                           the text says it is longer, so it must be above 0
 
 (Row names have spaces: arguments are separated by "|".)
 
@@ -101,27 +104,44 @@ class Results:
         return 1e9 / ips
 
     def value(self, expr):
-        """(value, kind): kind "ns" (a time in ns), "ratio", "pct", "raw"."""
+        """(value, kind, claim): kind "ns" (a time in ns), "ratio", "pct",
+        "raw"; claim None, or what the text says of the value ("below 1",
+        "above 1", "above 0"), which the value must bear out."""
         op, _, rest = expr.strip().partition(" ")
         # "|" separates arguments; "\|" too, inside a Markdown table.
         args = [a.strip() for a in re.split(r"\\?\|", rest)] \
             if rest.strip() else []
         if op == "time" and len(args) == 1:
-            return self.per_item(args[0]), "ns"
+            return self.per_item(args[0]), "ns", None
         if op == "real" and len(args) == 1:
             b = self.row(args[0])
-            return b["real_time"] * TIME_UNITS[b.get("time_unit", "ns")], "ns"
+            return (b["real_time"] * TIME_UNITS[b.get("time_unit", "ns")],
+                    "ns", None)
         if op == "counter" and len(args) == 2:
             b = self.row(args[0])
             if args[1] not in b:
                 raise TagError(f"row '{args[0]}' has no counter '{args[1]}'")
             # A counter in ns (lockwait_ns/op, spin_ns/op) is a time.
-            return float(b[args[1]]), "ns" if "_ns" in args[1] else "raw"
-        if op == "ratio" and len(args) == 2:
-            return self.per_item(args[0]) / self.per_item(args[1]), "ratio"
+            return float(b[args[1]]), "ns" if "_ns" in args[1] else "raw", None
+        if op == "ratio" and len(args) in (2, 3):
+            claim = " ".join(args[2].split()) if len(args) == 3 else None
+            if claim not in (None, "below 1", "above 1"):
+                raise TagError(f"malformed tag 'fig {expr}': a ratio's claim "
+                               "is 'below 1' or 'above 1'")
+            return (self.per_item(args[0]) / self.per_item(args[1]), "ratio",
+                    claim)
         if op == "more" and len(args) == 2:
-            return (self.per_item(args[0]) / self.per_item(args[1]) - 1) * 100, "pct"
+            return ((self.per_item(args[0]) / self.per_item(args[1]) - 1) * 100,
+                    "pct", "above 0")
         raise TagError(f"malformed tag 'fig {expr}'")
+
+
+def claim_holds(value, claim):
+    """Whether `value` bears out what the text says of it (Results.value)."""
+    if claim is None:
+        return True
+    side, bound = claim.split()
+    return value < float(bound) if side == "below" else value > float(bound)
 
 
 def printed(num, unit, value, kind):
@@ -253,7 +273,12 @@ def check_file(path, results, facts, suites, write):
                         "before the tag instead")
             unit = m.group("unit") or ""
             figure = m.group(0).rstrip()
-            value, kind = results.value(tag.group("expr"))
+            value, kind, claim = results.value(tag.group("expr"))
+            if not claim_holds(value, claim):
+                problems.append(
+                    f"{path}:{n}: '{figure}' (fig {tag.group('expr')}): the "
+                    f"text says it is {claim}, the results say "
+                    f"{value:.3g}: rewrite the sentence")
             want = printed(m.group("num"), unit, value, kind)
             if want is None:
                 raise TagError(f"{path}:{n}: '{figure}' cannot show "
