@@ -76,12 +76,15 @@ inline bool spawn_child(const char* path, std::vector<std::string> args,
 }
 
 /// Closes the parent's ends and waits for the child; true if it exited
-/// with status 0.
+/// with status 0, false if it was waited for already.
 inline bool wait_child(Child* c) {
   if (c->out != nullptr) std::fclose(c->out);
   if (c->in >= 0) ::close(c->in);
   c->out = nullptr;
   c->in = -1;
+  // Waited for already, or never started: waitpid(-1) would reap any
+  // child of the process instead.
+  if (c->pid < 0) return false;
   int status = 0;
   pid_t got;
   do {

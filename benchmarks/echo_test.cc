@@ -2,7 +2,11 @@
 // program, the client's marks and figures, and its errors.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,6 +73,41 @@ TEST(Echo, AFailingClientIsAnError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The parent's ends of its pipes (/proc/self/fd), to see none left open.
+int open_pipes() {
+  int n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    auto target = std::filesystem::read_symlink(fd.path(), ec);
+    if (!ec && target.string().starts_with("pipe:")) ++n;
+  }
+  return n;
+}
+
+// A mark callback that throws (a failed measurement) ends run_client with
+// the client still running, blocked on its stdin: it is killed and reaped
+// (this test's process has no child left, not even a zombie), and the
+// parent's ends of its pipes are closed.
+TEST(Echo, AMarkThatThrowsLeavesNoChildAndNoPipe) {
+  Server server(4, 1);
+  const int pipes = open_pipes();
+  for (bool at_start : {true, false}) {
+    EXPECT_THROW(run_client(server.port(), 1, 3, false,
+                            [&](bool start) {
+                              if (start == at_start) {
+                                throw std::runtime_error("mark failed");
+                              }
+                            }),
+                 std::runtime_error);
+    errno = 0;
+    EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+    EXPECT_EQ(errno, ECHILD) << "a child left behind";
+    EXPECT_EQ(open_pipes(), pipes);
+  }
+  // The server goes on serving.
+  EXPECT_EQ(run_client(server.port(), 1, 3, false, [](bool) {}).round_trips, 3);
 }
 
 TEST(Echo, OnlyStagesFourAndFiveHaveThisServer) {

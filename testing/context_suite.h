@@ -298,6 +298,79 @@ TYPED_TEST_P(ContextSuite, CancelFromAnotherRuntimeChangesNothing) {
   EXPECT_EQ(error.rfind("context cancel: goroutine", 0), 0u) << error;
 }
 
+// The same, for a childless context (cancel's leaf path) and for a
+// subtree where only some contexts have made done(), the waiter of another
+// runtime deep in it: each cancel throws and changes nothing, neither an
+// error nor a channel (a context without one still has none to close); the
+// owner's cancel later closes every one and wakes both waiters.
+TYPED_TEST_P(ContextSuite, ACancelThatThrowsLeavesEveryContextAsItWas) {
+  using Api = TypeParam;
+  using C = typename TestFixture::Context;
+  using ms = typename TestFixture::ms;
+  typename C::Ptr lone, root, mid, deep, side, side_kid;
+  typename C::CancelFunc cancel_lone, cancel_root;
+  std::atomic<int> step{0};
+  std::vector<std::string> errors;
+  typename Api::Config config;
+  config.procs = procs_for<Api>(2, 3);
+  typename Api::Runtime a(config);
+  std::thread other([&] {
+    a.run([&] {
+      std::tie(lone, cancel_lone) = C::with_cancel(C::background());
+      std::tie(root, cancel_root) = C::with_cancel(C::background());
+      mid = C::with_cancel(root).first;                          // no done()
+      side = C::with_timeout(root, std::chrono::hours(1)).first;  // no done()
+      side_kid = C::with_cancel(side).first;
+      side_kid->done();  // made, nobody waiting
+      deep = C::with_cancel(C::with_cancel(mid).first).first;
+      typename Api::WaitGroup wg;
+      wg.add(2);
+      Api::go([&, lone = lone] {
+        lone->done()->recv();
+        wg.done();
+      });
+      Api::go([&, deep = deep] {
+        deep->done()->recv();
+        wg.done();
+      });
+      wait_until_blocked<Api>(a, 2);
+      step.store(1);
+      while (step.load() != 2) Api::sleep_for(ms(1));
+      cancel_lone();
+      cancel_root();
+      wg.wait();
+      for (const auto& c : {lone, root, mid, deep, side, side_kid}) {
+        EXPECT_EQ(c->err(), ContextErr::kCanceled);
+        EXPECT_TRUE(TestFixture::is_done(c));
+      }
+    });
+  });
+  run_procs<Api>(1, 0, [&] {
+    while (step.load() != 1) Api::sleep_for(ms(1));
+    for (auto* cancel : {&cancel_lone, &cancel_root}) {
+      try {
+        (*cancel)();
+        ADD_FAILURE() << "a goroutine of another runtime was woken";
+      } catch (const UsageError& e) {
+        errors.push_back(e.what());
+      }
+    }
+    // Each error still unset, and each done() open, made by the check
+    // itself where the failed cancel left none.
+    for (const auto& c : {lone, root, mid, deep, side, side_kid}) {
+      EXPECT_EQ(c->err(), ContextErr::kNone);
+      EXPECT_FALSE(TestFixture::is_done(c));
+    }
+    step.store(2);
+  });
+  other.join();
+  ASSERT_EQ(errors.size(), 2u);
+  for (const auto& error : errors) {
+    EXPECT_NE(error.find("belongs to another runtime"), std::string::npos)
+        << error;
+  }
+}
+
 // A context whose deadline timer died with its run (the runtime's timers
 // end with run()) keeps its deadline in a later run, of another runtime
 // or of the same one: a receive from done() re-arms it there, or cancels
@@ -593,6 +666,7 @@ REGISTER_TYPED_TEST_SUITE_P(ContextSuite, BackgroundIsNeverDone,
                             CancelOutsideAGoroutineIsAUsageError,
                             DeadlinesAtTheClocksEnds,
                             CancelFromAnotherRuntimeChangesNothing,
+                            ACancelThatThrowsLeavesEveryContextAsItWas,
                             DeadlinesOutliveTheirRun,
                             ErrAfterADeadlineItsRunDidNotSee,
                             ADoneChannelKeptFromAnEarlierRunClosesInALaterOne,

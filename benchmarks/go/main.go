@@ -11,10 +11,11 @@
 // [...]}), names "workload/go/procs:N", with items_per_second (and
 // rss_bytes/goroutine, measured in a fresh process; waited_ms),
 // so the report reads both the same way.
-// Each figure is the mean of the runs after a warm-up run: at least 5,
-// and as many as fill half a second, as Google Benchmark times a stage's
-// row (its default minimum time); the cold ones and the preemption
-// latency are medians of 5 (processes, or runs).
+// Each workload's figure is the mean of the runs after a warm-up run: at
+// least 5, and as many as fill half a second, as Google Benchmark times a
+// stage's row (its default minimum time); the echo rows' are the mean of
+// 5 runs of the client after an untimed one (echo.go); the cold ones and
+// the preemption latency are medians of 5 (processes, or runs).
 package main
 
 import (

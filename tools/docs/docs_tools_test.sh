@@ -122,6 +122,25 @@ printf 'and 2.0x <!-- fig ratio %s | %s | below 1 --> the time.\n' \
 if out=$(fig --write "$tmp/dir2.md" 2>&1); then fail "false directions passed: $out"; fi
 [ "$(grep -c "rewrite the sentence" <<<"$out")" = 2 ] ||
   fail "a false direction not named: $out"
+# A true direction that its figure's rounding hides ("0% longer", "1.0x"
+# tagged below 1) fails too, also with --write.
+mkdir -p "$tmp/near"
+printf '{"benchmarks": [%s, %s]}\n' \
+  '{"name": "a/x", "run_type": "iteration", "items_per_second": 1000000}' \
+  '{"name": "b/x", "run_type": "iteration", "items_per_second": 1003000}' \
+  >"$tmp/near/benchmarks.json"
+printf 'a takes 0%% <!-- fig more a/x | b/x --> longer, b 1.0x <!-- fig ratio b/x | a/x | below 1 --> the time.\n' \
+  >"$tmp/near.md"
+if out=$("$py" "$dir/figures.py" --results "$tmp/near" --facts "$tmp/facts.txt" \
+    --write "$tmp/near.md" 2>&1); then
+  fail "a direction its rounding hides passed: $out"
+fi
+[ "$(grep -c "give it more decimals" <<<"$out")" = 2 ] ||
+  fail "a hidden direction not named: $out"
+printf 'a takes 0.3%% <!-- fig more a/x | b/x --> longer, b 0.997x <!-- fig ratio b/x | a/x | below 1 --> the time.\n' \
+  >"$tmp/near.md"
+out=$("$py" "$dir/figures.py" --results "$tmp/near" --facts "$tmp/facts.txt" \
+    "$tmp/near.md" 2>&1) || fail "directions shown with enough decimals failed: $out"
 printf 'x 1 ms<!-- fig ratio %s | %s | under 1 -->\n' "$row" "$row" >"$tmp/bad.md"
 set +e; fig "$tmp/bad.md" >/dev/null 2>&1; st=$?; set -e
 [ "$st" = 2 ] || fail "a malformed claim gave status $st, not 2"

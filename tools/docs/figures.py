@@ -30,9 +30,11 @@ results of `./course bench --publish`), with ROW a benchmark's name without
                            one in ns, as lockwait_ns/op, in any time unit)
   fig ratio ROW | ROW      time per item of the first over the second
   fig ratio ROW | ROW | below 1   the same, and the text says the first
-                           is faster ("above 1": slower): checked too
+                           is faster ("above 1": slower): checked too,
+                           on the value and on the figure as printed
   fig more ROW | ROW       how much longer the first takes, in percent:
-                           the text says it is longer, so it must be above 0
+                           the text says it is longer, so it must be above 0,
+                           as printed too (not "0% longer")
 
 (Row names have spaces: arguments are separated by "|".)
 
@@ -274,15 +276,22 @@ def check_file(path, results, facts, suites, write):
             unit = m.group("unit") or ""
             figure = m.group(0).rstrip()
             value, kind, claim = results.value(tag.group("expr"))
+            want = printed(m.group("num"), unit, value, kind)
+            if want is None:
+                raise TagError(f"{path}:{n}: '{figure}' cannot show "
+                               f"'fig {tag.group('expr')}' ({kind})")
             if not claim_holds(value, claim):
                 problems.append(
                     f"{path}:{n}: '{figure}' (fig {tag.group('expr')}): the "
                     f"text says it is {claim}, the results say "
                     f"{value:.3g}: rewrite the sentence")
-            want = printed(m.group("num"), unit, value, kind)
-            if want is None:
-                raise TagError(f"{path}:{n}: '{figure}' cannot show "
-                               f"'fig {tag.group('expr')}' ({kind})")
+            elif not claim_holds(float(want.replace(",", "")), claim):
+                # "0% longer", "1.0x (below 1)": true, but the figure the
+                # reader sees does not show it.
+                problems.append(
+                    f"{path}:{n}: '{figure}' (fig {tag.group('expr')}): the "
+                    f"text says it is {claim}, but it prints as {want}: "
+                    "give it more decimals or rewrite the sentence")
             if want == m.group("num"):
                 continue
             if write:

@@ -42,6 +42,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import xml.etree.ElementTree as ET
 
 import feedback
@@ -283,19 +284,51 @@ def sanitizer_env(config):
     return env
 
 
+# The test processes running now (run_process), and whether the grade was
+# interrupted: stop_running kills them, and no new one starts.
+RUNNING = set()
+RUNNING_LOCK = threading.Lock()
+STOPPING = False
+
+
 def run_process(cmd, env, timeout):
     """Runs cmd in a session of its own; on timeout kills the whole
     session (the test and any process it started). Returns (returncode,
     stdout, stderr), returncode None on timeout (with what it printed)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
+    with RUNNING_LOCK:
+        if STOPPING:
+            raise GradeError("the grade was interrupted")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True)
+        RUNNING.add(proc)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
         return None, stdout, stderr
+    except BaseException:  # Ctrl-C or SIGTERM in a test run here
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        with RUNNING_LOCK:
+            RUNNING.discard(proc)
     return proc.returncode, stdout, stderr
+
+
+def stop_running():
+    """Ctrl-C or SIGTERM: kills every test process running (their own
+    sessions do not get the signal) and starts no other."""
+    global STOPPING
+    with RUNNING_LOCK:
+        STOPPING = True
+        for proc in RUNNING:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 # The workspace's top folders: the frames of a sanitizer's stack that are
@@ -537,7 +570,8 @@ def grade(args, exercises, kind, quiet=False, stop_at_failure=False):
         relacy_built = build(relacy_args, [e.relacy_label(kind) for e in ordered])
         relacy_bindir = bazel_bin(relacy_args)
     results = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+    try:
         for e in exercises:
             binary = bindir / "exercises" / e.id / f"{kind}_test"
             tsan = None
@@ -553,6 +587,16 @@ def grade(args, exercises, kind, quiet=False, stop_at_failure=False):
             results.append(res)
             if not quiet:
                 show(e, res)
+    except BaseException:
+        # Ctrl-C or SIGTERM (check_mutants's stop_by_exit): the tests not
+        # started are dropped and the running ones killed, so that the
+        # caller's cleanup (the students' files restored) comes at once,
+        # not after every queued test has run to its time limit.
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop_running()
+        raise
+    finally:
+        pool.shutdown(wait=True)
     return results
 
 
