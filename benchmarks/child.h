@@ -32,10 +32,29 @@ struct Child {
   ~Child() {
     if (pid < 0) return;
     ::kill(pid, SIGKILL);
+    close_pipes();
+    reap();
+  }
+
+  /// Closes the parent's ends of the pipes (the child sees end of input).
+  void close_pipes() {
     if (out != nullptr) std::fclose(out);
     if (in >= 0) ::close(in);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    out = nullptr;
+    in = -1;
+  }
+
+  /// Waits for the child (pid >= 0) and forgets it; true if it exited
+  /// with status 0.
+  bool reap() {
+    int status = 0;
+    pid_t got;
+    do {
+      got = ::waitpid(pid, &status, 0);
+    } while (got < 0 && errno == EINTR);  // a handler without SA_RESTART
+    const bool reaped = got == pid;
+    pid = -1;  // reaped, or not ours to reap
+    return reaped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
 };
 
@@ -78,21 +97,11 @@ inline bool spawn_child(const char* path, std::vector<std::string> args,
 /// Closes the parent's ends and waits for the child; true if it exited
 /// with status 0, false if it was waited for already.
 inline bool wait_child(Child* c) {
-  if (c->out != nullptr) std::fclose(c->out);
-  if (c->in >= 0) ::close(c->in);
-  c->out = nullptr;
-  c->in = -1;
+  c->close_pipes();
   // Waited for already, or never started: waitpid(-1) would reap any
   // child of the process instead.
   if (c->pid < 0) return false;
-  int status = 0;
-  pid_t got;
-  do {
-    got = ::waitpid(c->pid, &status, 0);
-  } while (got < 0 && errno == EINTR);  // a signal handler without SA_RESTART
-  const bool reaped = got == c->pid;
-  c->pid = -1;  // reaped, or not ours to reap
-  return reaped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return c->reap();
 }
 
 }  // namespace gmp::bench
