@@ -143,18 +143,19 @@ Stats Runtime::stats() const {
 //! [sysmon]
 // Go's sysmon: a thread without a P. It sleeps 20 us while it finds
 // things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
-// Two departures from Go: while goroutines run, it looks at least 10 times
-// per time slice, so that a slice overruns by a tenth at most (Go's
-// sysmon, asleep for up to 10 ms, preempts after 10 to 20 ms); and while a
-// preemption signal is due again (the last one found no safe point), it
-// sleeps 20 us (50 times, then that tenth), so that a goroutine that
-// spends most of its time outside safe points (in the allocator, say) is
-// still stopped within a few tries.
+// Two departures from Go: while goroutines run, it sleeps at most one time
+// slice (Config::time_slice; the default 10 ms is Go's longest sleep), so
+// that a slice shorter than 10 ms is still looked at once per slice; and
+// while a preemption signal is due again (the last one found no safe
+// point), it sleeps 20 us (50 times, then that slice), so that a goroutine
+// that spends most of its time outside safe points (in the allocator, say)
+// is still stopped within a few tries. A goroutine is asked to yield after
+// its slice and at most two sleeps more: one before sysmon first sees the
+// slice, one after the slice has run out.
 void Runtime::sysmon() {
   sysmon_trace_ = watcher_trace(trace::kSysmonThread);
   const auto watch = std::max<microseconds>(
-      kSysmonMinDelay,
-      std::chrono::duration_cast<microseconds>(time_slice_) / 10);
+      kSysmonMinDelay, std::chrono::duration_cast<microseconds>(time_slice_));
   microseconds delay = kSysmonMinDelay;
   int idle = 0;
   int retries = 0;  // rounds in a row that sent a preemption signal
@@ -168,7 +169,7 @@ void Runtime::sysmon() {
     if (running && preempt_ != Preempt::kNone) delay = std::min(delay, watch);
     // The last signals found no safe point (the goroutine was in the C++
     // library, libc, or the runtime): try again in 20 us, for a
-    // millisecond's worth of tries, then every `watch`. (It also stops at
+    // millisecond's worth of tries, then once a slice. (It also stops at
     // its next safe point unasked.)
     if (signal_ms_.empty()) {
       retries = 0;
@@ -235,7 +236,11 @@ bool Runtime::sysmon_timers(Clock::time_point now) {
 //! [retake]
 // Go's retake: Ps left in system calls go to other Ms (syscall.cc), and a
 // P whose schedtick has not moved for a time slice has run one goroutine
-// (or one runnext chain) that long: it is asked to yield.
+// (or one runnext chain) that long: it is asked to yield, or, if that
+// goroutine is in a call, its P is taken at once (Go's sysretake: a
+// goroutine making short calls one after another, each returning to its P
+// by the fast path, would otherwise keep the goroutines queued on that P
+// waiting for as long as no look falls between two of its calls).
 bool Runtime::retake(Clock::time_point now, bool* running) {
   std::vector<PView>& ps = sysmon_ps_;  // the Ps of this moment
   {
@@ -258,7 +263,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
     PStatus s = pp->status.load(std::memory_order_relaxed);
     if (s == kPSyscall) {
       *running = true;
-      acted |= retake_syscall(pp, t, now);
+      acted |= retake_syscall(pp, t, now, slice_ran_out(pp, t, now));
     } else if (s == PStatus::kRunning) {
       *running = true;
       acted |= preempt_long_run(pp, t, goid, now);
@@ -271,6 +276,20 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
 }
 //! [retake]
 
+// Whether pp's schedtick has stayed the same for a time slice since sysmon
+// first saw it (Go's pd.schedwhen + forcePreemptNS <= now); a tick not seen
+// before starts the count.
+bool Runtime::slice_ran_out(P* pp, Tick& t, Clock::time_point now) {
+  std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
+  if (tick != t.schedtick || t.since == Clock::time_point{}) {
+    t.schedtick = tick;  // a new slice began since we last looked
+    t.since = now;
+    t.stall_reported = false;
+    return false;
+  }
+  return now - t.since >= time_slice_;
+}
+
 // The preemption half of retake (Go's preemptone after a 10 ms slice).
 // goid: the goroutine pp's M ran at the snapshot, 0 if it was in the
 // scheduler (Go's preemptone declines when mp.curg is nil or g0): an M
@@ -279,14 +298,7 @@ bool Runtime::retake(Clock::time_point now, bool* running) {
 // round, each signal declined: AnMInItsSchedulerIsNeverAskedToYield).
 bool Runtime::preempt_long_run(P* pp, Tick& t, std::uint64_t goid,
                                Clock::time_point now) {
-  std::uint32_t tick = pp->schedtick.load(std::memory_order_relaxed);
-  if (tick != t.schedtick || t.since == Clock::time_point{}) {
-    t.schedtick = tick;  // a new slice began since we last looked
-    t.since = now;
-    t.stall_reported = false;
-    return false;
-  }
-  if (preempt_ == Preempt::kNone || goid == 0 || now - t.since < time_slice_) {
+  if (!slice_ran_out(pp, t, now) || preempt_ == Preempt::kNone || goid == 0) {
     return false;
   }
   if (now - t.since >= 2 * time_slice_) [[unlikely]] {

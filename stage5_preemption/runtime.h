@@ -10,7 +10,7 @@
 /// the world, all wait. Go's answer (1.2 onwards) is sysmon: one more OS
 /// thread, which never holds a P and so is never stuck behind a goroutine.
 /// It sleeps 20 us, doubled after 50 quiet rounds up to 10 ms (but at most
-/// a tenth of a time slice while goroutines run), and each time it wakes:
+/// one time slice while goroutines run), and each time it wakes:
 ///   - it polls the network if nobody has for 10 ms, and queues what it
 ///     found (an idle P's M runs it, or a busy M at its next look at the
 ///     GRQ);
@@ -18,7 +18,8 @@
 ///     only marks the P kPSyscall, a quick return takes it back with one
 ///     compare-exchange, and a P whose syscalltick has not moved for a
 ///     whole round is handed off as stage 4 did on every call (Go's lazy
-///     entersyscall / exitsyscallfast);
+///     entersyscall / exitsyscallfast), and so is a P in a call whose
+///     time slice (below) has run out (Go's sysretake);
 ///   - it compares each running P's schedtick with the snapshot it took
 ///     last time (Go's sysmontick): a P whose tick has not moved for
 ///     Config::time_slice (10 ms, Go's forcePreemptNS) has run one
@@ -229,10 +230,14 @@ class Runtime : public stage4::Runtime {
   /// runs or is in a call. Whether it acted. sysmon's thread.
   bool retake(Clock::time_point now, bool* running);
   /// The syscall half of retake (syscall.cc): pp, kPSyscall, has been in
-  /// one call for a whole round. Handed off (syscall_handoffp), unless it
-  /// has nothing queued and others look for work, then only after 10 ms.
-  /// Whether it took pp.
-  bool retake_syscall(P* pp, Tick& t, Clock::time_point now);
+  /// one call for a whole round, or its time slice has run out
+  /// (`slice_over`, Go's sysretake). Handed off (syscall_handoffp), unless
+  /// it has nothing queued and others look for work, then only after
+  /// 10 ms. Whether it took pp.
+  bool retake_syscall(P* pp, Tick& t, Clock::time_point now, bool slice_over);
+  /// Whether pp's schedtick has not moved for a time slice since sysmon
+  /// first saw it; a new tick restarts the count (t.since).
+  bool slice_ran_out(P* pp, Tick& t, Clock::time_point now);
   /// The preemption half of retake (Go's preemptone after a time slice):
   /// asks pp's goroutine `goid` to yield (0: pp's M was in the scheduler,
   /// and nothing is asked), and queues its M for the signal with kAsync.

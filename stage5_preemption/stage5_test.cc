@@ -366,6 +366,38 @@ TEST(Stage5Test, SysmonRetakesThePOfALongSyscall) {
   EXPECT_EQ(s.syscalls_fast, 0u);
 }
 
+// A goroutine whose short calls follow each other keeps one schedtick
+// through all of them. Once its slice has run out, sysmon takes its P in
+// whichever call it finds it, seen before or not (Go's sysretake), and the
+// goroutine queued behind it on the only P runs. With no preemption, a
+// retake is the only way that goroutine can run before main gives up; and
+// after 60 ms of quiet, sysmon sleeps 10 ms, so it never sees one 50 us
+// call twice.
+TEST(Stage5Test, ShortCallsBackToBackDoNotKeepTheirPForever) {
+  Runtime rt(one_p(Preempt::kNone));
+  bool other_ran = false;
+  std::uint64_t calls = 0;
+  rt.run([&] {
+    sleep_for(milliseconds(60));  // sysmon's sleep doubles up to 10 ms
+    std::atomic<bool> ran{false};
+    WaitGroup wg;
+    wg.add(1);
+    go([&] {  // queued on the only P, behind main
+      ran.store(true);
+      wg.done();
+    });
+    auto give_up = Clock::now() + std::chrono::seconds(10);
+    while (!ran.load() && Clock::now() < give_up) {
+      blocking([] { return ::usleep(50); });
+      ++calls;
+    }
+    other_ran = ran.load();
+    wg.wait();
+  });
+  EXPECT_TRUE(other_ran) << "after " << calls << " calls";
+  EXPECT_GE(rt.stats().syscall_retakes, 1u);
+}
+
 // A stop of the world (a GOMAXPROCS change) takes a P left in a system
 // call as it is: it completes while the call still blocks.
 TEST(Stage5Test, StopTheWorldTakesAPInASyscall) {

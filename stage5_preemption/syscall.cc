@@ -84,14 +84,17 @@ void Runtime::exitsyscall(M* m, G* gp, P* oldp) noexcept {
 }
 
 // The syscall half of Go's retake, on sysmon: pp has been in one call for
-// a whole sysmon round. Hand it off, unless it has nothing queued and
-// others are looking for work (then only after 10 ms, so that sysmon can
-// go back to its deep sleep).
-bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now) {
+// a whole sysmon round, or its slice has run out (slice_over: then the
+// call need not be one sysmon saw before, as in Go). Hand it off, unless
+// it has nothing queued and others are looking for work (then only after
+// 10 ms, so that sysmon can go back to its deep sleep).
+bool Runtime::retake_syscall(P* pp, Tick& t, Clock::time_point now,
+                             bool slice_over) {
   std::uint32_t tick =
       syscalltick_[static_cast<std::size_t>(pp->id)].load(
           std::memory_order_relaxed);
-  if (tick != t.syscalltick || t.syscallwhen == Clock::time_point{}) {
+  if (!slice_over &&
+      (tick != t.syscalltick || t.syscallwhen == Clock::time_point{})) {
     t.syscalltick = tick;  // a call we see for the first time
     t.syscallwhen = now;
     return false;
