@@ -252,6 +252,90 @@ def workload_table(name, rows, has_go, baselines, machines):
     return out
 
 
+# Issue 41's goal: every row of stages 3-5 at most this times Go's time.
+GOAL = 0.8
+# For a row above the goal: what the row measures there, and the counters
+# of the row that show it (with Go's, where Go counts the same), by the
+# first rule whose workload prefix and procs test match. "cores": more Ps
+# than the machine's cores.
+WHY = [
+    ("echo", "any", "round trips on the cores the client shares; most of "
+     "a round trip is the kernel's TCP work in the server's system calls",
+     ["cpu_ns/rt", "sys/rt", "cs/rt", "futex/rt", "Ms_woken/rt"]),
+    ("cold", "any", "a fresh process: the first run's page faults and "
+     "stack mappings", ["faults/goroutine", "peak_rss_MB", "max_alive"]),
+    ("", "cores", "more Ps than cores: how Ms that find no work spin and "
+     "steal while others wait for a core, as much as the work",
+     ["spin_ns/op", "steals", "stolen/op"]),
+    ("parked goroutines", "any", "a walk over 100,000 parked goroutines' "
+     "memory: each keeps a stack of a page, Go's one of 2 KiB",
+     ["rss_bytes/goroutine", "stolen/op"]),
+    ("yield", "any", "one goroutine hands the core to another: two switches "
+     "through g0 per item, no lock", ["runnext/op", "stolen/op"]),
+    ("chan ping-pong", "any", "one goroutine hands the core to another: a "
+     "park, a ready through runnext, two switches through g0 per item",
+     ["runnext/op", "parks/op", "stolen/op"]),
+    ("select", "any", "a handoff per item, through select's lock-all pass",
+     ["runnext/op", "parks/op", "stolen/op"]),
+    ("timer", "any", "timers set, stopped or fired on per-P heaps",
+     ["timer_lock/op", "timers_stolen/op", "spin_ns/op"]),
+    ("", "1", "goroutines made, run and freed on the one P",
+     ["runnext/op", "parks/op"]),
+    ("", "any", "goroutines made on one P and run by whichever M takes "
+     "them: stolen work moves G structures and stacks between cores",
+     ["stolen/op", "steals", "spin_ns/op"]),
+]
+
+
+def why(name, procs, cores):
+    for prefix, when, text, counters in WHY:
+        if not name.startswith(prefix):
+            continue
+        if (when == "any" or (when == "1" and procs == 1) or
+                (when == "cores" and cores and procs > cores)):
+            return text, counters
+    raise AssertionError("WHY ends with a rule that matches every row")
+
+
+def cores_of(b):
+    """The cores of the machine a result names ("2 cores"), or None."""
+    m = re.search(r"(\d+) cores", b.get("machine", ""))
+    return int(m[1]) if m else None
+
+
+def goal_table(table):
+    """The rows of stages 3-5 above GOAL times Go's (same machine), each
+    with what it measures there and its counters."""
+    out = []
+    for name, rows in table.items():
+        for procs in sorted(rows):
+            go = rows[procs].get("go")
+            g = ns_per_item(go) if go else None
+            if not g:
+                continue
+            for stage in STAGES[2:]:
+                b = rows[procs].get(stage)
+                v = ns_per_item(b) if b else None
+                if not v or b.get("machine") != go.get("machine") or v / g <= GOAL:
+                    continue
+                text, counters = why(name, procs, cores_of(b))
+                vals = ", ".join(
+                    f"{k} {b[k]:.3g}" + (f" (Go {go[k]:.3g})" if k in go else "")
+                    for k in counters if k in b)
+                out.append(f"| {name} | {procs} | {SHORT[stage]} | "
+                           f"{v / g:.2f}x | {text} | {vals} |")
+    if not out:
+        return [f"## Rows above {GOAL}x Go", "",
+                f"Every row of stages 3-5 takes at most {GOAL}x Go's time.", ""]
+    return [f"## Rows above {GOAL}x Go", "",
+            f"The rows of stages 3-5 that take more than {GOAL} times Go's time "
+            "on the same row, with what the row measures there and the "
+            "counters of the row that show it (benchmarks/README.md, "
+            "\"Reading the numbers\", says more).", "",
+            "| workload | procs | stage | x Go | what it measures there | counters |",
+            "|---|---|---|---|---|---|"] + out + [""]
+
+
 def other_table(other, machines):
     out = ["## Other measurements", "",
            "| benchmark | time | counters |", "|---|---|---|"]
@@ -389,6 +473,8 @@ def main():
     for name, rows in table.items():
         md += workload_table(name, rows, has_go, baselines.get(name, []),
                              machines)
+    if has_go:
+        md += goal_table(table)
     md += trace_table(traced, machines)
     md += other_table(other, machines)
     made = charts(table, args.out)

@@ -50,4 +50,23 @@ grep -q "Measured: procs 1, 2 on \[A\]; procs 2 on \[B\]." "$md" || fail "rows n
 # Procs 2: stage 3 from Y, Go and nothing else from X: no ratio taken.
 grep -q "^| 2 | - | - | 300 ns | - | - | 200 ns |" "$md" || fail "a cross-machine ratio: $(grep '^| 2' "$md")"
 grep -q "^| 1 | 400 ns (2.00x Go) | - | 100 ns (0.25x s1, 0.50x Go) |" "$md" || fail "procs 1 row: $(grep '^| 1' "$md")"
+# The rows of stages 3-5 above 0.8x Go's time are listed, each with what
+# it measures there (more Ps than the "2 cores" the machine names: the
+# spinning rule) and its counters; rows at or under 0.8x are not.
+mkdir -p "$tmp/goal"
+counters() { row "$1" "$2" | sed "s|}\$|, $3}|"; }
+doc "$(counters yield/stage3_gmp/procs:1 90 '"runnext/op": 0.002, "stolen/op": 0')" \
+    "$(counters spawn+join/stage5_preemption/procs:4 85 '"spin_ns/op": 12.5, "steals": 300, "stolen/op": 0.1')" \
+    "$(row spawn+join/stage3_gmp/procs:4 80)" "$(row yield/stage4_syscalls/procs:1 50)" >"$tmp/goal/b.json"
+doc "$(row yield/go/procs:1 100)" "$(row spawn+join/go/procs:4 100)" >"$tmp/goal/g.json"
+"$py" "$report" "$tmp/goal/b.json" "$tmp/goal/g.json" --out "$tmp/goal" \
+  --machine "AMD EPYC, 2 cores" >/dev/null 2>&1 || fail "the goal report failed"
+goal=$(sed -n '/^## Rows above 0.8x Go/,/^## /p' "$tmp/goal/README.md")
+grep -q "^| yield | 1 | stage 3 | 0.90x | one goroutine hands the core to another.* | runnext/op 0.002, stolen/op 0 |$" <<<"$goal" ||
+  fail "yield at procs 1 not listed: $goal"
+grep -q "^| spawn+join | 4 | stage 5 | 0.85x | more Ps than cores.* | spin_ns/op 12.5, steals 300, stolen/op 0.1 |$" <<<"$goal" ||
+  fail "spawn+join at procs 4 not listed with the spinning rule: $goal"
+[ "$(grep -c '^| [a-z+]* | [0-9]* | stage' <<<"$goal")" = 2 ] ||
+  fail "rows at or under 0.8x listed: $goal"
+
 echo "report_test: ok"
