@@ -143,9 +143,12 @@ Stats Runtime::stats() const {
 //! [sysmon]
 // Go's sysmon: a thread without a P. It sleeps 20 us while it finds
 // things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
-// Two departures from Go: while goroutines run, it sleeps at most one time
-// slice (Config::time_slice; the default 10 ms is Go's longest sleep), so
-// that a slice shorter than 10 ms is still looked at once per slice; and
+// Three departures from Go: a thing done is a P retaken from a call (Go's
+// only one), and also a new preemption request, a poll that found
+// goroutines or an M started for timers; while goroutines run (and
+// preemption is on), it sleeps at most one time slice
+// (Config::time_slice; the default 10 ms is Go's longest sleep), so that a
+// slice shorter than 10 ms is still looked at once per slice; and
 // while a preemption signal is due again (the last one found no safe
 // point), it sleeps 20 us (50 times, then that slice), so that a goroutine
 // that spends most of its time outside safe points (in the allocator, say)
@@ -237,10 +240,11 @@ bool Runtime::sysmon_timers(Clock::time_point now) {
 // Go's retake: Ps left in system calls go to other Ms (syscall.cc), and a
 // P whose schedtick has not moved for a time slice has run one goroutine
 // (or one runnext chain) that long: it is asked to yield, or, if that
-// goroutine is in a call, its P is taken at once (Go's sysretake: a
-// goroutine making short calls one after another, each returning to its P
-// by the fast path, would otherwise keep the goroutines queued on that P
-// waiting for as long as no look falls between two of its calls).
+// goroutine is in a call, its P is taken in that call, seen before or not
+// (Go's sysretake: a goroutine making short calls one after another, each
+// returning to its P by the fast path, would otherwise keep the goroutines
+// queued on that P waiting for as long as no look falls between two of
+// its calls; the rule for a P with nothing queued still applies).
 bool Runtime::retake(Clock::time_point now, bool* running) {
   std::vector<PView>& ps = sysmon_ps_;  // the Ps of this moment
   {

@@ -114,7 +114,10 @@ inline constexpr PStatus kPSyscall = static_cast<PStatus>(2);
 
 /// How long-running goroutines are stopped.
 enum class Preempt : std::uint8_t {
-  kNone,         ///< never: stage 4's behaviour (sysmon still polls)
+  /// never asked to yield, as in stage 4 (sysmon still polls, and still
+  /// retakes Ps from calls: from a call that lasts, and from any call once
+  /// the goroutine's time slice has run out, Go's sysretake)
+  kNone,
   kCooperative,  ///< at the next function entry of instrumented code
   kAsync,        ///< also by a signal, anywhere safe (async_preempt.h)
 };
@@ -129,7 +132,9 @@ struct Config : stage4::Config {
   /// gmp::ConfigError for kAsync where this build or CPU cannot do it.
   Preempt preempt = kDefaultPreempt;
   /// How long a goroutine (or a runnext chain) may run before sysmon asks
-  /// it to yield (Go's forcePreemptNS, 10 ms). In [100 us, 10 s].
+  /// it to yield (Go's forcePreemptNS, 10 ms), or, if it is in a blocking
+  /// call, takes its P (Go's sysretake; with Preempt::kNone too). In
+  /// [100 us, 10 s].
   std::chrono::nanoseconds time_slice = std::chrono::milliseconds(10);
   /// Stall reports (off when zero): sysmon reports, once each, a goroutine
   /// that has run without a scheduling point, or stayed in one blocking

@@ -9,9 +9,11 @@
 //     compare-exchange from kPSyscall to kRunning (exitsyscallfast), with
 //     no lock and no other thread involved; or
 //   - the call lasts: sysmon sees the same syscalltick on two of its
-//     rounds (20 us at least) and, if the P has work or nobody else is
-//     looking for work or 10 ms have passed, wins the compare-exchange
-//     from kPSyscall to kIdle and hands the P off (stage 3's handoffp).
+//     rounds (20 us at least), or finds the P in any call once its
+//     goroutine's time slice has run out (Go's sysretake), and, if the P
+//     has work or nobody else is looking for work or 10 ms have passed,
+//     wins the compare-exchange from kPSyscall to kIdle and hands the P
+//     off (stage 3's handoffp).
 //     The call's return then finds its P gone and takes stage 4's three
 //     steps (old P if idle, another idle P, else the GRQ and park).
 // The compare-exchange decides who owns the P (and its run queue): acq_rel
