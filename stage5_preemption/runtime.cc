@@ -145,7 +145,11 @@ Stats Runtime::stats() const {
 // things to do, and doubles its sleep after 50 quiet rounds, up to 10 ms.
 // Three departures from Go: a thing done is a P retaken from a call (Go's
 // only one), and also a new preemption request, a poll that found
-// goroutines or an M started for timers; while goroutines run (and
+// goroutines or an M started for timers (the signal of a request often
+// lands in the C++ allocator or libc, no safe point, where Go's lands in
+// Go code: with Go's rule alone, too few tries reach a loop that
+// allocates, and Stage5Test.GcFairness2EveryAllocatingLoopRuns fails
+// under AddressSanitizer's allocator); while goroutines run (and
 // preemption is on), it sleeps at most one time slice
 // (Config::time_slice; the default 10 ms is Go's longest sleep), so that a
 // slice shorter than 10 ms is still looked at once per slice; and
