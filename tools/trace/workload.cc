@@ -116,6 +116,10 @@ int run(const char* path, int procs) {
   typename A::Config cfg;
   cfg.procs = procs;
   cfg.trace = path;
+  // Stage 5's sysmon sleeps up to one time slice while goroutines run: with
+  // a 1 ms slice it looks often enough, within this short run, to see a
+  // 3 ms call twice (a hand-off) and to preempt the 30 ms loop.
+  if constexpr (requires { cfg.time_slice; }) cfg.time_slice = 1ms;
   typename A::Runtime rt(cfg);
   rt.run([] {
     burst<A>();
