@@ -205,6 +205,17 @@ def trace_table(traced, machines):
     return out
 
 
+def ratio(row, c, k):
+    """Column c's time over column k's in one row, or None: only between
+    figures of one machine (a merged report may hold a row's stages from
+    different runs)."""
+    a, b = row.get(c), row.get(k)
+    if not a or not b or a.get("machine") != b.get("machine"):
+        return None
+    va, vb = ns_per_item(a), ns_per_item(b)
+    return va / vb if va and vb else None
+
+
 def workload_table(name, rows, has_go, baselines, machines):
     cols = STAGES + (["go"] if has_go else [])
     out = [f"### {name}", ""] + machines.rows(rows) + [
@@ -217,16 +228,13 @@ def workload_table(name, rows, has_go, baselines, machines):
             v = ns_per_item(row[c]) if c in row else None
             cell = human(v)
             if v is not None and c != "go":
-                # Ratios only between figures of one machine (a merged
-                # report may hold a row's stages from different runs).
-                base, go = (ns_per_item(row[k]) if k in row and
-                            row[k].get("machine") == row[c].get("machine")
-                            else None for k in ("stage1_threadpool", "go"))
                 ratios = []
+                base = ratio(row, c, "stage1_threadpool")
                 if base and c != "stage1_threadpool":
-                    ratios.append(f"{v / base:.2f}x s1")
+                    ratios.append(f"{base:.2f}x s1")
+                go = ratio(row, c, "go")
                 if go:
-                    ratios.append(f"{v / go:.2f}x Go")
+                    ratios.append(f"{go:.2f}x Go")
                 if ratios:
                     cell += " (" + ", ".join(ratios) + ")"
             cells.append(cell)
@@ -310,20 +318,17 @@ def goal_table(table):
     for name, rows in table.items():
         for procs in sorted(rows):
             go = rows[procs].get("go")
-            g = ns_per_item(go) if go else None
-            if not g:
-                continue
             for stage in STAGES[2:]:
-                b = rows[procs].get(stage)
-                v = ns_per_item(b) if b else None
-                if not v or b.get("machine") != go.get("machine") or v / g <= GOAL:
+                r = ratio(rows[procs], stage, "go")
+                if r is None or r <= GOAL:
                     continue
+                b = rows[procs][stage]
                 text, counters = why(name, procs, cores_of(b))
                 vals = ", ".join(
                     f"{k} {b[k]:.3g}" + (f" (Go {go[k]:.3g})" if k in go else "")
                     for k in counters if k in b)
                 out.append(f"| {name} | {procs} | {SHORT[stage]} | "
-                           f"{v / g:.2f}x | {text} | {vals} |")
+                           f"{r:.2f}x | {text} | {vals} |")
     if not out:
         return [f"## Rows above {GOAL}x Go", "",
                 f"Every row of stages 3-5 takes at most {GOAL}x Go's time.", ""]
