@@ -20,7 +20,8 @@ namespace {
 
 // The workloads worth counting: the scheduler's hot paths.
 using Counted =
-    std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn, Skynet, SelectPingPong>;
+    std::tuple<SpawnJoin, YieldPing, ChanPingPong, FanOutIn, Skynet, SelectPingPong,
+               TimerChurn>;
 
 template <class Api>
 bool run_named(const std::string& workload, int items, int reps) {

@@ -85,8 +85,9 @@ class BasicChan {
 
   /// Fatal error if goroutines are still blocked on the channel.
   ~BasicChan() {
-    std::string waiters;
     std::lock_guard lk(lock_);
+    if (recvq_.empty() && sendq_.empty()) return;  // nobody waits: no message
+    std::string waiters;
     recvq_.describe(WaitReason::kChanReceive, waiters);
     sendq_.describe(WaitReason::kChanSend, waiters);
     check_not_waited_on("Chan", waiters);

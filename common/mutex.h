@@ -40,8 +40,9 @@ class BasicMutex {
 
   /// Fatal error if goroutines still wait for the mutex.
   ~BasicMutex() {
-    std::string waiters;
     std::lock_guard lk(lock_);
+    if (waiters_.empty()) return;  // nobody waits: no message
+    std::string waiters;
     waiters_.describe(WaitReason::kSyncMutexLock, waiters);
     check_not_waited_on("Mutex", waiters);
   }

@@ -350,7 +350,7 @@ void Runtime::gostartcallfn(M* m, G* gp) {
   stage2::create_fiber(gp);
 }
 
-void Runtime::execute(M* m, G* gp, bool inherit_time) {
+inline void Runtime::execute(M* m, G* gp, bool inherit_time) {
   P* pp = m->p;
   if (inherit_time) {
     PCounters::inc(pp->counters.runnext_hits);
