@@ -41,6 +41,7 @@
 
 #include <array>
 #include <cstddef>
+#include <new>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -381,13 +382,18 @@ int select(Cases&&... cases) {
     return default_at;
   }
   // 5. Pass 2: a sudog on every case's queue, one claim for all; park.
-  // (Sudogs are not movable: made in place, one per channel case.)
-  std::array<std::optional<Sudog>, kN> sgs;
+  // (Sudogs are not movable: made in place, one per channel case, in
+  // storage left uninitialized: an array of std::optional<Sudog> would be
+  // zeroed whole, a `rep stos` of kN sudogs, on every park.)
+  static_assert(std::is_trivially_destructible_v<Sudog>,
+                "select: its sudogs' storage is never destroyed");
+  alignas(Sudog) std::byte sg_mem[kN][sizeof(Sudog)];
+  std::array<Sudog*, kN> sgs;  // [0, npoll) made below
   Sudog* first = nullptr;
   Sudog* prev = nullptr;
-  std::array<int, kN> case_of{};  // the case index of sgs[k]
+  std::array<int, kN> case_of;  // the case index of sgs[k], [0, npoll)
   for (std::size_t k = 0; k < npoll; ++k) {
-    Sudog& s = sgs[k].emplace(g, S::goid(g));
+    Sudog& s = *(sgs[k] = ::new (sg_mem[k]) Sudog(g, S::goid(g)));
     case_of[k] = pollorder[k];
     if (first == nullptr) {
       first = &s;
