@@ -12,9 +12,10 @@
 namespace gmp {
 
 namespace detail {
-// The calling thread's generator state; 0 until its first use. Constant-
-// initialized: a dynamic initializer would route every access through the
-// thread_local's guard function (a call, on every select).
+// The calling thread's generator state; 0: not seeded yet (cheaprand
+// seeds it). Constant-initialized: a dynamic initializer would route every
+// access through the thread_local's guard function (a call, on every
+// select).
 inline thread_local std::uint64_t cheaprand_state = 0;
 
 // A first state for this thread, from its id and the time; never 0.
