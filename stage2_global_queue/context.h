@@ -88,7 +88,10 @@ extern "C" {
 /// when someone switches back to `*save`. Calling convention: the
 /// platform's C ABI (save in rdi / x0, load in rsi / x1). Does not touch
 /// memory below the stack pointer (the x86-64 red zone stays intact).
-void gmp_context_switch(Gobuf* save, const Gobuf* load);
+/// noexcept (it throws nothing): a noexcept caller, gogo, may then jump to
+/// it as its last act (a tail call) instead of calling it, so that g0 is
+/// resumed straight in gogo's caller (stage3_gmp/runtime.h, execute).
+void gmp_context_switch(Gobuf* save, const Gobuf* load) noexcept;
 
 /// Where a new context starts (context_init): calls entry(arg), which must
 /// never return. Not to be called.

@@ -496,11 +496,12 @@ class Runtime {
   void resetspinning(M* m);
   /// Go's execute: runs gp on m until it switches back. A goroutine from
   /// runnext shares the time slice: the schedtick does not advance.
-  /// Inlined into mstart, its only caller: g0's switch back then lands in
-  /// the M's loop itself, not in a function that must return to it. That
-  /// return would be mispredicted on every switch, since the CPU's return
-  /// predictor then holds the goroutine's calls, not g0's (stages_bench,
-  /// `yield/stage3_gmp/procs:1`).
+  /// Inlined into mstart, its only caller, and gogo ends in a jump to the
+  /// switch (in the optimised build without sanitizers): g0's switch back
+  /// then lands in the M's loop itself, not in a function that must return
+  /// to it. Such a return is mispredicted on every switch, since the CPU's
+  /// return predictor then holds the goroutine's calls, not g0's
+  /// (stages_bench, `yield/stage3_gmp/procs:1`).
   [[gnu::always_inline]] inline void execute(M* m, G* gp, bool inherit_time);
   /// execute's trace events, out of line (schedule.cc says why).
   [[gnu::cold, gnu::noinline]] static void trace_execute(M* m);

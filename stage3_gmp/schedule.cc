@@ -361,7 +361,7 @@ inline void Runtime::execute(M* m, G* gp, bool inherit_time) {
   }
   PCounters::inc(pp->counters.context_switches);
   // For the dumps. Before the call below, which would otherwise make pp
-  // live across it (one more saved register on every switch).
+  // live across it (one more value kept across every switch).
   gp->last_m.store(m->id, std::memory_order_relaxed);
   last_p(gp).store(pp->id, std::memory_order_relaxed);
   if (!gp->started) gostartcallfn(m, gp);  // its stack, only now
@@ -378,8 +378,9 @@ inline void Runtime::execute(M* m, G* gp, bool inherit_time) {
 
 // execute's trace events: the queues' lengths, then m's goroutine starts
 // on m's P. Out of line, and reading all it needs from m, so that execute
-// keeps no value alive for it (measured: inline, the events made execute
-// save three more registers on every switch, traced or not).
+// keeps no value alive for it (measured while execute was out of line:
+// inline, the events made it save three more registers on every switch,
+// traced or not).
 void Runtime::trace_execute(M* m) {
   P* pp = m->p;
   m->trace->queues(pp->id, pp->runq.size(),

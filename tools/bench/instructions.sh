@@ -19,7 +19,8 @@ base=$1
 shift
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(stage2_global_queue stage3_gmp stage4_syscalls)
-workloads=("spawn+join" "yield" "chan ping-pong" "fan-out/fan-in" "skynet" "select ping-pong")
+workloads=("spawn+join" "yield" "chan ping-pong" "fan-out/fan-in" "skynet" "select ping-pong"
+           "timer set/stop churn")
 BAZEL=/usr/bin/bazel
 top=$(git rev-parse --show-toplevel)
 command -v valgrind >/dev/null || { echo "instructions: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
@@ -49,10 +50,13 @@ echo "instructions: building $base and this checkout (optimised)" >&2
 build "$work/base" "$work/count.base"
 build "$top" "$work/count.head"
 
-# ir BIN STAGE WORKLOAD REPS: instructions of one whole run.
+# ir BIN STAGE WORKLOAD REPS: instructions of one whole run; nothing if
+# the run fails (a BASE whose count.cc lacks the workload: its row shows ?).
 ir() {
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" "$2" "$3" 1000 "$4" 2>&1 |
-    sed -n 's/.*Collected : //p'
+  local out
+  out=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" "$2" "$3" 1000 "$4" 2>&1) ||
+    return 0
+  sed -n 's/.*Collected : //p' <<<"$out"
 }
 per_item() {
   local a b
