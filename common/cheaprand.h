@@ -12,10 +12,10 @@
 namespace gmp {
 
 namespace detail {
-// The calling thread's generator state; 0: not seeded yet (cheaprand
-// seeds it). Constant-initialized: a dynamic initializer would route every
-// access through the thread_local's guard function (a call, on every
-// select).
+// The calling thread's generator state; 0: to be seeded by cheaprand's
+// next call (not seeded yet, or, once in 2^64 steps, the state stepped to
+// 0). Constant-initialized: a dynamic initializer would route every access
+// through the thread_local's init function (a call, on every select).
 inline thread_local std::uint64_t cheaprand_state = 0;
 
 // A first state for this thread, from its id and the time; never 0.

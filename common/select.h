@@ -382,9 +382,9 @@ int select(Cases&&... cases) {
     return default_at;
   }
   // 5. Pass 2: a sudog on every case's queue, one claim for all; park.
-  // (Sudogs are not movable: made in place, one per channel case, in
-  // storage left uninitialized: an array of std::optional<Sudog> would be
-  // zeroed whole, a `rep stos` of kN sudogs, on every park.)
+  // (Sudogs are not movable: made in place, one per case with a channel,
+  // in storage left uninitialized: an array of std::optional<Sudog> would
+  // be zeroed whole, a `rep stos` of kN sudogs, on every park.)
   static_assert(std::is_trivially_destructible_v<Sudog>,
                 "select: its sudogs' storage is never destroyed");
   alignas(Sudog) std::byte sg_mem[kN][sizeof(Sudog)];
