@@ -378,9 +378,7 @@ inline void Runtime::execute(M* m, G* gp, bool inherit_time) {
 
 // execute's trace events: the queues' lengths, then m's goroutine starts
 // on m's P. Out of line, and reading all it needs from m, so that execute
-// keeps no value alive for it (measured while execute was out of line:
-// inline, the events made it save three more registers on every switch,
-// traced or not).
+// keeps no value alive for it across the switch, traced or not.
 void Runtime::trace_execute(M* m) {
   P* pp = m->p;
   m->trace->queues(pp->id, pp->runq.size(),
